@@ -1,0 +1,138 @@
+-- The case database schema: the contract between ingest, analysis, reports and notices.
+-- Every statement is idempotent so Open can run it on any existing case.
+
+-- Chain of custody: one row per input file ever offered to the case.
+CREATE SEQUENCE IF NOT EXISTS ingest_file_seq START 1;
+CREATE TABLE IF NOT EXISTS ingest_files (
+    file_id        BIGINT PRIMARY KEY,
+    path           VARCHAR NOT NULL,   -- as given on the command line, cleaned
+    name           VARCHAR NOT NULL,   -- base name, for "same name, other hash" flags
+    size_bytes     BIGINT NOT NULL,
+    sha256         VARCHAR NOT NULL,
+    format         VARCHAR NOT NULL,   -- jsonl | csv | parquet | empty
+    compression    VARCHAR NOT NULL,   -- none | gzip | zstd
+    preset         VARCHAR NOT NULL,   -- canonical | engine | gateway | mapping:<file>
+    rows_read      BIGINT NOT NULL,
+    rows_loaded    BIGINT NOT NULL,
+    rows_rejected  BIGINT NOT NULL,
+    rows_duplicate BIGINT NOT NULL,
+    name_reused    BOOLEAN NOT NULL,   -- a file of the same name with another hash was loaded before
+    loaded_at      TIMESTAMPTZ NOT NULL
+);
+
+-- The canonical request log. One row per distinct canonical row; exact
+-- duplicates are counted in ingest_files and not stored twice.
+CREATE TABLE IF NOT EXISTS requests (
+    row_id            BIGINT NOT NULL,    -- unique surrogate key (request_id may conflict)
+    request_id        VARCHAR NOT NULL,
+    ts                TIMESTAMPTZ NOT NULL,
+    end_ts            TIMESTAMPTZ,
+    tenant_id         VARCHAR NOT NULL,
+    model             VARCHAR NOT NULL,
+    prompt_tokens     BIGINT NOT NULL,
+    completion_tokens BIGINT,
+    status            INTEGER,
+    prefill_instance  VARCHAR,
+    decode_instance   VARCHAR,
+    prompt_text       VARCHAR,
+    response_text     VARCHAR,
+    row_hash          UBIGINT NOT NULL,   -- hash of the canonical values, for duplicate detection
+    file_id           BIGINT NOT NULL,    -- first file the row was loaded from
+    line              BIGINT NOT NULL     -- 1-based line (or data row) in that file
+);
+
+-- Every row that could not be loaded, with where it came from and why.
+CREATE TABLE IF NOT EXISTS rejected_rows (
+    file_id BIGINT NOT NULL,
+    line    BIGINT NOT NULL,
+    reason  VARCHAR NOT NULL,
+    raw     VARCHAR            -- the raw text; never copied into reports or notices
+);
+
+-- Analysis outputs (rewritten by each analyze run).
+CREATE TABLE IF NOT EXISTS affected_requests (
+    request_id        VARCHAR NOT NULL,
+    row_id            BIGINT NOT NULL,
+    tenant_id         VARCHAR NOT NULL,
+    ts                TIMESTAMPTZ NOT NULL,
+    end_ts            TIMESTAMPTZ,
+    model             VARCHAR NOT NULL,
+    prompt_tokens     BIGINT NOT NULL,
+    completion_tokens BIGINT,
+    capacity_tokens   BIGINT NOT NULL,
+    prefill_instance  VARCHAR,
+    decode_instance   VARCHAR,
+    unknown_slots     BIGINT              -- NULL when the replay could not place the trigger
+);
+
+CREATE TABLE IF NOT EXISTS exposures (
+    source_request_id   VARCHAR NOT NULL,
+    trigger_request_id  VARCHAR NOT NULL,
+    source_row_id       BIGINT NOT NULL,
+    trigger_row_id      BIGINT NOT NULL,
+    source_tenant_id    VARCHAR NOT NULL,
+    recipient_tenant_id VARCHAR NOT NULL,
+    source_ts           TIMESTAMPTZ NOT NULL,
+    trigger_ts          TIMESTAMPTZ NOT NULL,
+    tier                VARCHAR NOT NULL,   -- confirmed | probable | possible
+    tier_rank           INTEGER NOT NULL,   -- 1 confirmed, 2 probable, 3 possible
+    self_exposure       BOOLEAN NOT NULL,
+    evidence            VARCHAR NOT NULL    -- key=value pairs; never logged text
+);
+
+CREATE TABLE IF NOT EXISTS tenants (
+    tenant_id         VARCHAR NOT NULL,
+    role              VARCHAR NOT NULL,   -- recipient | source | both
+    strongest_tier    VARCHAR NOT NULL,   -- '' when no exposure qualifies
+    affected_requests BIGINT NOT NULL,    -- as recipient
+    exposed_requests  BIGINT NOT NULL,    -- as cross-tenant source
+    first_ts          TIMESTAMPTZ,
+    last_ts           TIMESTAMPTZ
+);
+
+-- One row per analyze run: the parameters used and the replay's warnings.
+CREATE TABLE IF NOT EXISTS analysis_runs (
+    incident_id       VARCHAR NOT NULL,
+    contamination     VARCHAR NOT NULL,
+    allocator         VARCHAR NOT NULL,
+    page_size         BIGINT NOT NULL,
+    replayed_requests BIGINT NOT NULL,
+    replay_warnings   BIGINT NOT NULL,
+    triggers          BIGINT NOT NULL,
+    exposures         BIGINT NOT NULL,
+    analyzed_at       TIMESTAMPTZ NOT NULL
+);
+
+-- Notices drafted into an outbox (rewritten by each draft run).
+CREATE TABLE IF NOT EXISTS notices (
+    notice_id    VARCHAR NOT NULL,   -- e.g. WAI-2026-0908/tenant/acme or WAI-2026-0908/regulator
+    kind         VARCHAR NOT NULL,   -- tenant | regulator
+    tenant_id    VARCHAR,            -- NULL for the regulator
+    roles        VARCHAR NOT NULL,   -- recipient | source | both | self | regulator
+    language     VARCHAR NOT NULL,
+    recipients   VARCHAR NOT NULL,   -- ;-separated addresses ('' when cannot notify)
+    message_id   VARCHAR NOT NULL,
+    file         VARCHAR NOT NULL,   -- .eml path relative to the outbox
+    status       VARCHAR NOT NULL,   -- ready | blocked | cannot_notify
+    reason       VARCHAR NOT NULL,
+    drafted_at   TIMESTAMPTZ NOT NULL
+);
+
+-- The send ledger: one row per attempt outcome per notice; resumable sending
+-- reads the latest state of each notice from here.
+CREATE TABLE IF NOT EXISTS send_ledger (
+    notice_id    VARCHAR NOT NULL,
+    recipient    VARCHAR NOT NULL,
+    message_id   VARCHAR NOT NULL,
+    status       VARCHAR NOT NULL,   -- sending | accepted | failed
+    attempts     INTEGER NOT NULL,
+    server_reply VARCHAR NOT NULL,
+    attempted_at TIMESTAMPTZ NOT NULL
+);
+
+-- rfc3339(ts): the one time format of every output: UTC, whole seconds unless
+-- the time has a fraction, then microseconds.
+CREATE OR REPLACE MACRO rfc3339(t) AS
+    CASE WHEN t IS NULL THEN NULL
+         WHEN microsecond(t) % 1000000 = 0 THEN strftime(t, '%Y-%m-%dT%H:%M:%SZ')
+         ELSE strftime(t, '%Y-%m-%dT%H:%M:%S.%fZ') END;

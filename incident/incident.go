@@ -1,0 +1,408 @@
+// Package incident reads and validates the incident file (YAML) that
+// describes a case, and its capacity timeline.
+package incident
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/leakmap/leakmap/errs"
+)
+
+// Contamination model and allocator names.
+const (
+	ModelReplay    = "replay"
+	ModelResidency = "residency"
+
+	AllocSorted = "sorted"
+	AllocFIFO   = "fifo"
+	AllocLIFO   = "lifo"
+
+	RolePrefill = "prefill"
+	RoleDecode  = "decode"
+)
+
+// Incident is a validated incident file. Times are UTC.
+type Incident struct {
+	ID           string
+	Title        string
+	Models       []string
+	WindowStart  time.Time // inclusive
+	WindowEnd    time.Time // exclusive
+	LaunchedAt   *time.Time
+	DiscoveredAt *time.Time
+	AwareAt      *time.Time
+	ContainedAt  *time.Time
+	AsOf         *time.Time // nil: the caller decides (flag --as-of, or now)
+
+	Capacity      Capacity
+	Contamination Contamination
+	Provider      Provider
+	Notices       Notices
+
+	// Path is the incident file itself; Dir the folder relative paths resolve against.
+	Path string
+	Dir  string
+}
+
+// Capacity holds the pool sizes and the timeline that overrides them.
+type Capacity struct {
+	MaxContextTokens  int64
+	PrefillPoolTokens int64
+	DecodePoolTokens  int64
+	TimelinePath      string // resolved path, "" when none
+	Timeline          []CapacityChange
+}
+
+// CapacityChange is one row of the capacity timeline: from ValidFrom, until
+// the next row for the same instance and role, the pool holds PoolTokens.
+type CapacityChange struct {
+	Instance   string
+	Role       string // prefill | decode
+	PoolTokens int64
+	ValidFrom  time.Time
+}
+
+// Contamination selects the exposure model.
+type Contamination struct {
+	Model             string // replay | residency
+	Allocator         string // sorted | fifo | lifo
+	PageSize          int64
+	ResidencyLookback time.Duration
+	PossibleLookback  time.Duration
+}
+
+// Provider is the service operator sending the notices.
+type Provider struct {
+	Name     string
+	Email    string
+	DPOEmail string
+	Country  string
+}
+
+// Notices holds optional wording for the notices; empty fields mean "use the
+// defaults written for this class of bug".
+type Notices struct {
+	DataCategories   []string
+	Consequences     string
+	MeasuresTaken    []string
+	MeasuresPlanned  []string
+	DeletionDeadline *time.Time
+}
+
+type rawFile struct {
+	ID           string   `yaml:"id"`
+	Title        string   `yaml:"title"`
+	Models       []string `yaml:"models"`
+	Window       struct {
+		Start string `yaml:"start"`
+		End   string `yaml:"end"`
+	} `yaml:"window"`
+	LaunchedAt   string `yaml:"launched_at"`
+	DiscoveredAt string `yaml:"discovered_at"`
+	AwareAt      string `yaml:"aware_at"`
+	ContainedAt  string `yaml:"contained_at"`
+	AsOf         string `yaml:"as_of"`
+	Capacity     struct {
+		MaxContextTokens  int64  `yaml:"max_context_tokens"`
+		PrefillPoolTokens int64  `yaml:"prefill_pool_tokens"`
+		DecodePoolTokens  int64  `yaml:"decode_pool_tokens"`
+		Timeline          string `yaml:"timeline"`
+	} `yaml:"capacity"`
+	Contamination struct {
+		Model             string `yaml:"model"`
+		Allocator         string `yaml:"allocator"`
+		PageSize          *int64 `yaml:"page_size"`
+		ResidencyLookback string `yaml:"residency_lookback"`
+		PossibleLookback  string `yaml:"possible_lookback"`
+	} `yaml:"contamination"`
+	Provider struct {
+		Name     string `yaml:"name"`
+		Email    string `yaml:"email"`
+		DPOEmail string `yaml:"dpo_email"`
+		Country  string `yaml:"country"`
+	} `yaml:"provider"`
+	Notices struct {
+		DataCategories   []string `yaml:"data_categories"`
+		Consequences     string   `yaml:"consequences"`
+		MeasuresTaken    []string `yaml:"measures_taken"`
+		MeasuresPlanned  []string `yaml:"measures_planned"`
+		DeletionDeadline string   `yaml:"deletion_deadline"`
+	} `yaml:"notices"`
+}
+
+// Load reads, validates and resolves an incident file and its capacity
+// timeline. Every problem is an errs.ErrUsage error naming the field.
+func Load(path string) (*Incident, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, errs.Usage("incident file: %w", err)
+	}
+	inc, err := Parse(data, filepath.Dir(path))
+	if err != nil {
+		return nil, errs.Usage("%s: %w", path, err)
+	}
+	inc.Path = path
+	return inc, nil
+}
+
+// Parse validates incident YAML; dir resolves relative paths.
+func Parse(data []byte, dir string) (*Incident, error) {
+	var raw rawFile
+	if err := yaml.UnmarshalWithOptions(data, &raw, yaml.Strict()); err != nil {
+		// The YAML library prints source context over several lines; keep the first.
+		msg, _, _ := strings.Cut(strings.TrimSpace(yaml.FormatError(err, false, false)), "\n")
+		return nil, errors.New(msg)
+	}
+	inc := &Incident{ID: strings.TrimSpace(raw.ID), Title: raw.Title, Dir: dir}
+	var problems []string
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+
+	if inc.ID == "" {
+		bad("id: missing")
+	}
+	for i, m := range raw.Models {
+		if strings.TrimSpace(m) == "" {
+			bad("models[%d]: empty model name", i)
+			continue
+		}
+		inc.Models = append(inc.Models, strings.TrimSpace(m))
+	}
+	if len(raw.Models) == 0 {
+		bad("models: empty; list at least one model in scope")
+	}
+
+	reqTime := func(field, s string) time.Time {
+		if s == "" {
+			bad("%s: missing", field)
+			return time.Time{}
+		}
+		t, err := ParseTime(s)
+		if err != nil {
+			bad("%s: %v", field, err)
+		}
+		return t
+	}
+	optTime := func(field, s string) *time.Time {
+		if s == "" {
+			return nil
+		}
+		t, err := ParseTime(s)
+		if err != nil {
+			bad("%s: %v", field, err)
+			return nil
+		}
+		return &t
+	}
+	inc.WindowStart = reqTime("window.start", raw.Window.Start)
+	inc.WindowEnd = reqTime("window.end", raw.Window.End)
+	if !inc.WindowStart.IsZero() && !inc.WindowEnd.IsZero() && !inc.WindowEnd.After(inc.WindowStart) {
+		bad("window.end: %s is not after window.start %s", Format(inc.WindowEnd), Format(inc.WindowStart))
+	}
+	inc.LaunchedAt = optTime("launched_at", raw.LaunchedAt)
+	inc.DiscoveredAt = optTime("discovered_at", raw.DiscoveredAt)
+	aware := reqTime("aware_at", raw.AwareAt)
+	if !aware.IsZero() {
+		inc.AwareAt = &aware
+	}
+	inc.ContainedAt = optTime("contained_at", raw.ContainedAt)
+	inc.AsOf = optTime("as_of", raw.AsOf)
+
+	c := raw.Capacity
+	inc.Capacity = Capacity{MaxContextTokens: c.MaxContextTokens, PrefillPoolTokens: c.PrefillPoolTokens, DecodePoolTokens: c.DecodePoolTokens}
+	if c.PrefillPoolTokens <= 0 {
+		bad("capacity.prefill_pool_tokens: must be a positive number of tokens, got %d", c.PrefillPoolTokens)
+	}
+	if c.DecodePoolTokens <= 0 {
+		bad("capacity.decode_pool_tokens: must be a positive number of tokens, got %d", c.DecodePoolTokens)
+	}
+	if c.MaxContextTokens < 0 {
+		bad("capacity.max_context_tokens: must not be negative, got %d", c.MaxContextTokens)
+	}
+	if c.Timeline != "" {
+		p := c.Timeline
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		inc.Capacity.TimelinePath = p
+		tl, err := LoadTimeline(p)
+		if err != nil {
+			bad("capacity.timeline: %v", err)
+		}
+		inc.Capacity.Timeline = tl
+	}
+
+	k := raw.Contamination
+	inc.Contamination = Contamination{Model: k.Model, Allocator: k.Allocator, PageSize: 1,
+		ResidencyLookback: 30 * time.Minute, PossibleLookback: 10 * time.Minute}
+	if inc.Contamination.Model == "" {
+		inc.Contamination.Model = ModelReplay
+	}
+	if inc.Contamination.Allocator == "" {
+		inc.Contamination.Allocator = AllocSorted
+	}
+	switch inc.Contamination.Model {
+	case ModelReplay, ModelResidency:
+	default:
+		bad("contamination.model: unknown model %q (want replay or residency)", k.Model)
+	}
+	switch inc.Contamination.Allocator {
+	case AllocSorted, AllocFIFO, AllocLIFO:
+	default:
+		bad("contamination.allocator: unknown allocator %q (want sorted, fifo or lifo)", k.Allocator)
+	}
+	if k.PageSize != nil {
+		if *k.PageSize < 1 {
+			bad("contamination.page_size: must be at least 1, got %d", *k.PageSize)
+		}
+		inc.Contamination.PageSize = *k.PageSize
+	}
+	dur := func(field, s string, def time.Duration) time.Duration {
+		if s == "" {
+			return def
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			bad("%s: %q is not a positive Go duration (e.g. 10m, 1h30m)", field, s)
+			return def
+		}
+		return d
+	}
+	inc.Contamination.ResidencyLookback = dur("contamination.residency_lookback", k.ResidencyLookback, inc.Contamination.ResidencyLookback)
+	inc.Contamination.PossibleLookback = dur("contamination.possible_lookback", k.PossibleLookback, inc.Contamination.PossibleLookback)
+
+	inc.Provider = Provider(raw.Provider)
+	inc.Notices = Notices{
+		DataCategories:   raw.Notices.DataCategories,
+		Consequences:     raw.Notices.Consequences,
+		MeasuresTaken:    raw.Notices.MeasuresTaken,
+		MeasuresPlanned:  raw.Notices.MeasuresPlanned,
+		DeletionDeadline: optTime("notices.deletion_deadline", raw.Notices.DeletionDeadline),
+	}
+
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "; "))
+	}
+	return inc, nil
+}
+
+// InScope reports whether model is one of the incident's models.
+func (inc *Incident) InScope(model string) bool {
+	for _, m := range inc.Models {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// PoolAt returns the pool size in force for instance and role at t: the
+// latest timeline row with ValidFrom <= t, else the incident default.
+func (c *Capacity) PoolAt(instance, role string, t time.Time) int64 {
+	pool := c.PrefillPoolTokens
+	if role == RoleDecode {
+		pool = c.DecodePoolTokens
+	}
+	for _, ch := range c.Timeline { // sorted by ValidFrom
+		if ch.Instance == instance && ch.Role == role && !ch.ValidFrom.After(t) {
+			pool = ch.PoolTokens
+		}
+	}
+	return pool
+}
+
+// LoadTimeline reads a capacity CSV: instance,role,pool_tokens,valid_from.
+func LoadTimeline(path string) ([]CapacityChange, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTimeline(data, filepath.Base(path))
+}
+
+// ParseTimeline parses capacity CSV bytes; name prefixes line errors.
+func ParseTimeline(data []byte, name string) ([]CapacityChange, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: header: %w", name, err)
+	}
+	want := []string{"instance", "role", "pool_tokens", "valid_from"}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	for _, w := range want {
+		if _, ok := col[w]; !ok {
+			return nil, fmt.Errorf("%s:1: missing column %q (want header %s)", name, w, strings.Join(want, ","))
+		}
+	}
+	var out []CapacityChange
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		get := func(k string) string {
+			if i := col[k]; i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		ch := CapacityChange{Instance: get("instance"), Role: get("role")}
+		if ch.Instance == "" {
+			return nil, fmt.Errorf("%s:%d: instance: empty", name, line)
+		}
+		if ch.Role != RolePrefill && ch.Role != RoleDecode {
+			return nil, fmt.Errorf("%s:%d: role: %q is not prefill or decode", name, line, ch.Role)
+		}
+		n, err := strconv.ParseInt(get("pool_tokens"), 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s:%d: pool_tokens: %q is not a positive integer", name, line, get("pool_tokens"))
+		}
+		ch.PoolTokens = n
+		ch.ValidFrom, err = ParseTime(get("valid_from"))
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: valid_from: %w", name, line, err)
+		}
+		out = append(out, ch)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ValidFrom.Before(out[j].ValidFrom) })
+	return out, nil
+}
+
+// ParseTime parses an RFC 3339 time (with Z or an offset) into UTC.
+func ParseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time", s)
+	}
+	return t.UTC(), nil
+}
+
+// Format writes t in UTC RFC 3339, the one time format of every output.
+func Format(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// FormatTime is Format that keeps a sub-second part (microseconds), matching
+// the SQL macro rfc3339 used by every CSV output.
+func FormatTime(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond()/1000 == 0 {
+		return t.Format(time.RFC3339)
+	}
+	return t.Format("2006-01-02T15:04:05.000000Z07:00")
+}

@@ -1,0 +1,20 @@
+-- Fixture data for the query test: a tiny case, enough for every query to
+-- return rows. Each package appends its own section below; keep values small.
+INSERT INTO ingest_files VALUES
+  (1, 'logs/a.jsonl', 'a.jsonl', 1234, 'aa11', 'jsonl', 'none', 'canonical', 6, 4, 1, 1, false, TIMESTAMPTZ '2026-09-10T08:00:00Z');
+INSERT INTO requests VALUES
+  (1, 'r1', TIMESTAMPTZ '2026-09-01T10:00:00Z', TIMESTAMPTZ '2026-09-01T10:00:05Z', 't-alpha', 'glm-5.3', 4000, 100, 200, 'p1', 'd1', 'alpha secret prompt words here', 'ok', 11, 1, 1),
+  (2, 'r2', TIMESTAMPTZ '2026-09-01T10:00:02Z', TIMESTAMPTZ '2026-09-01T10:00:04Z', 't-beta', 'glm-5.3', 3000, 50, 200, 'p1', 'd1', NULL, NULL, 12, 1, 2),
+  (3, 'r3', TIMESTAMPTZ '2026-09-01T10:00:06Z', TIMESTAMPTZ '2026-09-01T10:00:09Z', 't-gamma', 'glm-5.3', 900000, 20, 200, 'p1', 'd1', NULL, 'alpha secret prompt words here', 13, 1, 3),
+  (4, 'r4', TIMESTAMPTZ '2026-09-01T10:00:07Z', NULL, 't-beta', 'other', 2000000, 10, 429, 'p2', NULL, NULL, NULL, 14, 1, 5);
+INSERT INTO rejected_rows VALUES (1, 4, 'ts: not a timestamp', '{"request_id":"r9","ts":"yesterday"}');
+INSERT INTO affected_requests VALUES
+  ('r3', 3, 't-gamma', TIMESTAMPTZ '2026-09-01T10:00:06Z', TIMESTAMPTZ '2026-09-01T10:00:09Z', 'glm-5.3', 900000, 20, 681280, 'p1', 'd1', 0);
+INSERT INTO exposures VALUES
+  ('r1', 'r3', 1, 3, 't-alpha', 't-gamma', TIMESTAMPTZ '2026-09-01T10:00:00Z', TIMESTAMPTZ '2026-09-01T10:00:06Z', 'confirmed', 1, false, 'shingles=3 instance=d1'),
+  ('r2', 'r3', 2, 3, 't-beta', 't-gamma', TIMESTAMPTZ '2026-09-01T10:00:02Z', TIMESTAMPTZ '2026-09-01T10:00:06Z', 'probable', 2, false, 'slots=1200 instance=d1');
+INSERT INTO tenants VALUES
+  ('t-alpha', 'source', 'confirmed', 0, 1, TIMESTAMPTZ '2026-09-01T10:00:00Z', TIMESTAMPTZ '2026-09-01T10:00:00Z'),
+  ('t-beta', 'source', 'probable', 0, 1, TIMESTAMPTZ '2026-09-01T10:00:02Z', TIMESTAMPTZ '2026-09-01T10:00:02Z'),
+  ('t-gamma', 'recipient', 'confirmed', 1, 0, TIMESTAMPTZ '2026-09-01T10:00:06Z', TIMESTAMPTZ '2026-09-01T10:00:06Z');
+INSERT INTO analysis_runs VALUES ('WAI-TEST', 'replay', 'sorted', 1, 3, 0, 1, 2, TIMESTAMPTZ '2026-09-10T09:00:00Z');
