@@ -1,0 +1,216 @@
+// Package analysis finds the affected (trigger) requests of an incident and
+// maps every possible exposure from a source request to a trigger, with a
+// tier (confirmed, probable, possible) and its evidence, following
+// DESIGN.md's contamination model. Everything is SQL (queries/analysis_*.sql)
+// except the decode-pool replay and the shingle hashing, which run in Go on
+// rows read through Arrow.
+package analysis
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/queries"
+)
+
+// Tier names, strongest first.
+const (
+	TierConfirmed = "confirmed"
+	TierProbable  = "probable"
+	TierPossible  = "possible"
+)
+
+// Summary is what one analysis run found.
+type Summary struct {
+	Triggers, RecipientTenants, SourceTenants int
+	Exposures                                 map[string]int // by tier, cross-tenant and self together
+	CrossTenant, SelfExposures                int
+	ReplayedRequests, ReplayWarnings          int64
+	// PoolShrinks counts decode capacity rows that would shrink a pool;
+	// the replay keeps the larger pool (slots cannot be taken back).
+	PoolShrinks int64
+	Elapsed     time.Duration
+	ReplayTime  time.Duration
+}
+
+// Run analyses the case in db for the incident and (re)writes
+// affected_requests, exposures, tenants and analysis_runs.
+func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Incident) (*Summary, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	start := time.Now()
+	// Temporary tables live on one connection: every step uses this one.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
+	defer conn.Close()
+	exec := func(name string, args ...any) error {
+		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
+			return fmt.Errorf("analysis: %s: %w", name, err)
+		}
+		return nil
+	}
+
+	k := inc.Contamination
+	if err := exec("analysis_00_params_table"); err != nil {
+		return nil, err
+	}
+	if err := exec("analysis_01_params", inc.Models, inc.WindowStart, inc.WindowEnd,
+		inc.Capacity.PrefillPoolTokens, inc.Capacity.DecodePoolTokens, k.PageSize,
+		k.ResidencyLookback.Microseconds(), k.PossibleLookback.Microseconds(),
+		k.Model, k.Allocator, k.ResidencyLookback.String(), k.PossibleLookback.String(), inc.ID); err != nil {
+		return nil, err
+	}
+	if err := exec("analysis_02_capacity"); err != nil {
+		return nil, err
+	}
+	timeline := dedupTimeline(inc.Capacity.Timeline)
+	for _, c := range timeline {
+		if err := exec("analysis_03_capacity_row", c.Instance, c.Role, c.PoolTokens, c.ValidFrom); err != nil {
+			return nil, err
+		}
+	}
+	if err := exec("analysis_04_triggers"); err != nil {
+		return nil, err
+	}
+
+	sum := &Summary{Exposures: map[string]int{}}
+	var pairs []pairRow
+	var slots []triggerSlotRow
+	if k.Model == incident.ModelReplay {
+		var logStart sql.NullInt64
+		if err := conn.QueryRowContext(ctx, queries.Get("analysis_05_log_start")).Scan(&logStart); err != nil {
+			return nil, fmt.Errorf("analysis: analysis_05_log_start: %w", err)
+		}
+		if logStart.Valid {
+			t0 := time.Now()
+			rp, err := runReplay(ctx, conn, inc, timeline, logStart.Int64)
+			if err != nil {
+				return nil, err
+			}
+			sum.ReplayTime = time.Since(t0)
+			sum.ReplayedRequests, sum.ReplayWarnings, sum.PoolShrinks = rp.replayed, rp.warnings, rp.shrinks
+			pairs, slots = rp.pairs, rp.slots
+			logger.Info("replayed the decode pools", "allocator", k.Allocator, "requests", rp.replayed,
+				"instances", rp.instances, "warnings", rp.warnings, "elapsed", sum.ReplayTime.Round(time.Millisecond))
+			if rp.warnings > 0 {
+				logger.Warn("replay: allocations larger than the free slots (took what there was)", "count", rp.warnings)
+			}
+			if rp.shrinks > 0 {
+				logger.Warn("replay: decode capacity rows that shrink a pool were ignored", "count", rp.shrinks)
+			}
+		}
+	}
+	sh, err := runShingles(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	logger.Debug("hashed shingles", "triggers_with_text", sh.triggers, "prompts", sh.prompts, "pairs", len(sh.pairs))
+	pairs = append(pairs, sh.pairs...)
+
+	if err := loadGoResults(ctx, conn, pairs, slots); err != nil {
+		return nil, err
+	}
+
+	// The outputs change together or not at all.
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return nil, fmt.Errorf("analysis: begin: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	for _, name := range []string{"analysis_11_clear_affected", "analysis_12_affected",
+		"analysis_13_clear_exposures", "analysis_14_exposures",
+		"analysis_15_clear_tenants", "analysis_16_tenants"} {
+		if err := exec(name); err != nil {
+			return nil, err
+		}
+	}
+	if err := exec("analysis_17_run", sum.ReplayedRequests, sum.ReplayWarnings); err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return nil, fmt.Errorf("analysis: commit: %w", err)
+	}
+	committed = true
+
+	var confirmed, probable, possible int
+	if err := conn.QueryRowContext(ctx, queries.Get("analysis_18_summary")).Scan(&sum.Triggers,
+		&sum.RecipientTenants, &sum.SourceTenants, &confirmed, &probable, &possible,
+		&sum.CrossTenant, &sum.SelfExposures); err != nil {
+		return nil, fmt.Errorf("analysis: analysis_18_summary: %w", err)
+	}
+	sum.Exposures[TierConfirmed], sum.Exposures[TierProbable], sum.Exposures[TierPossible] = confirmed, probable, possible
+	sum.Elapsed = time.Since(start)
+	logger.Info("analysis done", "triggers", sum.Triggers, "exposures", confirmed+probable+possible,
+		"cross_tenant", sum.CrossTenant, "elapsed", sum.Elapsed.Round(time.Millisecond))
+	return sum, nil
+}
+
+// dedupTimeline keeps, for rows of the same instance, role and valid_from,
+// the last one (as incident.Capacity.PoolAt does), in time order.
+func dedupTimeline(tl []incident.CapacityChange) []incident.CapacityChange {
+	type key struct {
+		inst, role string
+		at         time.Time
+	}
+	last := map[key]int{}
+	for i, c := range tl {
+		last[key{c.Instance, c.Role, c.ValidFrom}] = i
+	}
+	var out []incident.CapacityChange
+	for i, c := range tl {
+		if last[key{c.Instance, c.Role, c.ValidFrom}] == i {
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ValidFrom.Before(out[j].ValidFrom) })
+	return out
+}
+
+// rawExec runs one statement on a driver connection (inside conn.Raw, where
+// the *sql.Conn itself must not be used).
+func rawExec(ctx context.Context, dc any, name string) error {
+	ex, ok := dc.(driver.ExecerContext)
+	if !ok {
+		return errors.New("analysis: driver connection cannot exec")
+	}
+	if _, err := ex.ExecContext(ctx, queries.Get(name), nil); err != nil {
+		return fmt.Errorf("analysis: %s: %w", name, err)
+	}
+	return nil
+}
+
+// outputs names each CSV file and the query that writes it.
+var outputs = []struct{ file, query string }{
+	{"affected_requests.csv", "out_affected_requests"},
+	{"exposures.csv", "out_exposures"},
+	{"tenants.csv", "out_tenants"},
+}
+
+// OutputFiles lists the files WriteCSV writes, in order.
+func OutputFiles() []string {
+	var out []string
+	for _, o := range outputs {
+		out = append(out, o.file)
+	}
+	return out
+}
+
+// trimSQL strips a trailing semicolon so a query can be embedded.
+func trimSQL(q string) string {
+	return strings.TrimSuffix(strings.TrimSpace(q), ";")
+}

@@ -1,0 +1,400 @@
+package analysis
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/queries"
+)
+
+// pairRow is a (source, trigger) pair found in Go: slots from the replay, or
+// shingles shared; zero means "not found this way" (written as NULL).
+type pairRow struct {
+	source, trigger int64
+	slots, shingles int64
+}
+
+type triggerSlotRow struct {
+	trigger, unknown int64
+}
+
+type replayOutput struct {
+	pairs                       []pairRow
+	slots                       []triggerSlotRow
+	replayed, warnings, shrinks int64
+	instances                   int
+}
+
+// withArrow runs f with the DuckDB Arrow API of conn's driver connection.
+func withArrow(conn *sql.Conn, f func(ar *duckdb.Arrow, dc driver.Conn) error) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("analysis: not a driver connection")
+		}
+		ar, err := duckdb.NewArrowFromConn(c)
+		if err != nil {
+			return fmt.Errorf("analysis: arrow: %w", err)
+		}
+		return f(ar, c)
+	})
+}
+
+// stringColumn is what every Arrow string array type offers.
+type stringColumn interface {
+	arrow.Array
+	Value(int) string
+}
+
+func int64Col(rec arrow.RecordBatch, i int, query string) (*array.Int64, error) {
+	c, ok := rec.Column(i).(*array.Int64)
+	if !ok {
+		return nil, fmt.Errorf("analysis: %s: column %s is %s, want int64", query, rec.ColumnName(i), rec.Column(i).DataType())
+	}
+	return c, nil
+}
+
+func stringCol(rec arrow.RecordBatch, i int, query string) (stringColumn, error) {
+	c, ok := rec.Column(i).(stringColumn)
+	if !ok {
+		return nil, fmt.Errorf("analysis: %s: column %s is %s, want a string", query, rec.ColumnName(i), rec.Column(i).DataType())
+	}
+	return c, nil
+}
+
+// runReplay reads every replayable row through Arrow, instance by instance
+// (the query orders by instance), and replays each decode pool; a worker
+// replays one instance while the next is read.
+func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, timeline []incident.CapacityChange, logStartUS int64) (*replayOutput, error) {
+	const q = "analysis_06_replay_rows"
+	out := &replayOutput{}
+	policy := inc.Contamination.Allocator
+	logStart := usToTime(logStartUS)
+
+	type job struct {
+		name string
+		in   instanceReplay
+	}
+	jobs := make(chan job, 1)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for j := range jobs {
+			res := replayOne(j.in, policy)
+			mu.Lock()
+			out.warnings += res.warnings
+			out.shrinks += res.shrinks
+			for _, t := range res.triggers {
+				out.slots = append(out.slots, triggerSlotRow{t.rowID, t.unknown})
+				for _, s := range t.sources {
+					out.pairs = append(out.pairs, pairRow{source: s.rowID, trigger: t.rowID, slots: s.slots})
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	newInstance := func(name string) instanceReplay {
+		in := instanceReplay{pool: inc.Capacity.PoolAt(name, incident.RoleDecode, logStart)}
+		for _, c := range timeline {
+			if c.Instance == name && c.Role == incident.RoleDecode && c.ValidFrom.After(logStart) {
+				in.growth = append(in.growth, poolGrowth{at: c.ValidFrom.UnixMicro(), pool: c.PoolTokens})
+			}
+		}
+		return in
+	}
+	var (
+		cur     string
+		have    bool
+		in      instanceReplay
+		relSeqs []int64
+	)
+	flush := func() error {
+		if !have {
+			return nil
+		}
+		in.relOrder = make([]int32, len(in.rows))
+		for i, s := range relSeqs {
+			if s < 0 || s >= int64(len(in.rows)) {
+				return fmt.Errorf("analysis: %s: rel_seq %d out of range on %s", q, s, cur)
+			}
+			in.relOrder[s] = int32(i)
+		}
+		out.instances++
+		out.replayed += int64(len(in.rows))
+		jobs <- job{cur, in}
+		relSeqs = nil
+		return nil
+	}
+
+	err := withArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
+		rr, err := ar.QueryContext(ctx, queries.Get(q))
+		if err != nil {
+			return fmt.Errorf("analysis: %s: %w", q, err)
+		}
+		defer rr.Release()
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			inst, err := stringCol(rec, 0, q)
+			if err != nil {
+				return err
+			}
+			var cols [6]*array.Int64
+			for i := range cols {
+				if cols[i], err = int64Col(rec, i+1, q); err != nil {
+					return err
+				}
+			}
+			tsC, endC, slotsC, owC, rowC, relC := cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]
+			for i := 0; i < int(rec.NumRows()); i++ {
+				name := inst.Value(i)
+				if !have || name != cur {
+					if err := flush(); err != nil {
+						return err
+					}
+					cur, have = strings.Clone(name), true
+					in = newInstance(cur)
+				}
+				in.rows = append(in.rows, replayRow{ts: tsC.Value(i), end: endC.Value(i),
+					slots: slotsC.Value(i), overwrite: owC.Value(i), rowID: rowC.Value(i)})
+				relSeqs = append(relSeqs, relC.Value(i))
+			}
+		}
+		if err := rr.Err(); err != nil {
+			return fmt.Errorf("analysis: %s: %w", q, err)
+		}
+		return flush()
+	})
+	close(jobs)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type shingleOutput struct {
+	pairs             []pairRow
+	triggers, prompts int64
+}
+
+// runShingles finds the (source, trigger) pairs whose source prompt shares
+// at least one shingle with the trigger's response: the triggers' responses
+// are hashed first (few), then the candidate prompts are streamed and hashed
+// on two workers. Text is only read here, never kept or written.
+func runShingles(ctx context.Context, conn *sql.Conn) (*shingleOutput, error) {
+	out := &shingleOutput{}
+	index := map[uint64][]int64{} // shingle -> triggers (row_id) whose response has it
+	err := withArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
+		const qt = "analysis_07_trigger_texts"
+		rr, err := ar.QueryContext(ctx, queries.Get(qt))
+		if err != nil {
+			return fmt.Errorf("analysis: %s: %w", qt, err)
+		}
+		var hs, words []uint64
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			ids, err := int64Col(rec, 0, qt)
+			if err != nil {
+				rr.Release()
+				return err
+			}
+			texts, err := stringCol(rec, 1, qt)
+			if err != nil {
+				rr.Release()
+				return err
+			}
+			for i := 0; i < int(rec.NumRows()); i++ {
+				hs, words = shingleHashes(texts.Value(i), hs[:0], words)
+				slices.Sort(hs)
+				hs = slices.Compact(hs)
+				for _, h := range hs {
+					index[h] = append(index[h], ids.Value(i))
+				}
+				out.triggers++
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return fmt.Errorf("analysis: %s: %w", qt, err)
+		}
+		if len(index) == 0 {
+			return nil
+		}
+
+		const qs = "analysis_08_source_prompts"
+		rr, err = ar.QueryContext(ctx, queries.Get(qs))
+		if err != nil {
+			return fmt.Errorf("analysis: %s: %w", qs, err)
+		}
+		defer rr.Release()
+		batches := make(chan arrow.RecordBatch, 4)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var workErr error
+		for w := 0; w < 2; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var hs, words, hits []uint64
+				count := map[int64]int64{}
+				for rec := range batches {
+					var local []pairRow
+					ids, err1 := int64Col(rec, 0, qs)
+					texts, err2 := stringCol(rec, 1, qs)
+					if err1 != nil || err2 != nil {
+						mu.Lock()
+						workErr = firstErr(workErr, firstErr(err1, err2))
+						mu.Unlock()
+						rec.Release()
+						continue
+					}
+					for i := 0; i < int(rec.NumRows()); i++ {
+						hs, words = shingleHashes(texts.Value(i), hs[:0], words)
+						hits = hits[:0]
+						for _, h := range hs {
+							if _, ok := index[h]; ok {
+								hits = append(hits, h)
+							}
+						}
+						if len(hits) == 0 {
+							continue
+						}
+						slices.Sort(hits)
+						hits = slices.Compact(hits)
+						clear(count)
+						for _, h := range hits {
+							for _, t := range index[h] {
+								count[t]++
+							}
+						}
+						for t, n := range count {
+							local = append(local, pairRow{source: ids.Value(i), trigger: t, shingles: n})
+						}
+					}
+					n := rec.NumRows()
+					rec.Release()
+					mu.Lock()
+					out.pairs = append(out.pairs, local...)
+					out.prompts += n
+					mu.Unlock()
+				}
+			}()
+		}
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			rec.Retain()
+			batches <- rec
+		}
+		close(batches)
+		wg.Wait()
+		if err := rr.Err(); err != nil {
+			return fmt.Errorf("analysis: %s: %w", qs, err)
+		}
+		return workErr
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// loadGoResults registers the Go results as Arrow views and copies them
+// into the temp tables analysis_pairs and analysis_trigger_slots.
+func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots []triggerSlotRow) error {
+	alloc := memory.NewGoAllocator()
+	pairSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "source_row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "trigger_row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "slots", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "shingles", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	pb := array.NewRecordBuilder(alloc, pairSchema)
+	defer pb.Release()
+	src, trg := pb.Field(0).(*array.Int64Builder), pb.Field(1).(*array.Int64Builder)
+	sl, sh := pb.Field(2).(*array.Int64Builder), pb.Field(3).(*array.Int64Builder)
+	optional := func(b *array.Int64Builder, v int64) {
+		if v > 0 {
+			b.Append(v)
+		} else {
+			b.AppendNull()
+		}
+	}
+	var pairRecs []arrow.RecordBatch
+	for i, p := range pairs {
+		src.Append(p.source)
+		trg.Append(p.trigger)
+		optional(sl, p.slots)
+		optional(sh, p.shingles)
+		if (i+1)%65536 == 0 {
+			pairRecs = append(pairRecs, pb.NewRecordBatch())
+		}
+	}
+	pairRecs = append(pairRecs, pb.NewRecordBatch())
+
+	slotSchema := arrow.NewSchema([]arrow.Field{
+		{Name: "trigger_row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "unknown_slots", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	sb := array.NewRecordBuilder(alloc, slotSchema)
+	defer sb.Release()
+	for _, s := range slots {
+		sb.Field(0).(*array.Int64Builder).Append(s.trigger)
+		sb.Field(1).(*array.Int64Builder).Append(s.unknown)
+	}
+	slotRecs := []arrow.RecordBatch{sb.NewRecordBatch()}
+	defer func() {
+		for _, r := range append(pairRecs, slotRecs...) {
+			r.Release()
+		}
+	}()
+
+	return withArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) error {
+		for _, v := range []struct {
+			view, query string
+			schema      *arrow.Schema
+			recs        []arrow.RecordBatch
+		}{
+			{"arrow_analysis_pairs", "analysis_09_go_pairs", pairSchema, pairRecs},
+			{"arrow_analysis_trigger_slots", "analysis_10_trigger_slots", slotSchema, slotRecs},
+		} {
+			rr, err := array.NewRecordReader(v.schema, v.recs)
+			if err != nil {
+				return fmt.Errorf("analysis: %s: %w", v.view, err)
+			}
+			release, err := ar.RegisterView(rr, v.view)
+			if err != nil {
+				rr.Release()
+				return fmt.Errorf("analysis: register %s: %w", v.view, err)
+			}
+			err = rawExec(ctx, dc, v.query)
+			release()
+			rr.Release()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

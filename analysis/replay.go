@@ -1,0 +1,321 @@
+package analysis
+
+import (
+	"slices"
+
+	"github.com/leakmap/leakmap/incident"
+)
+
+// This file is the decode-pool replay of DESIGN.md ("The decode pool, as
+// replay sees it"). It is pure Go on plain slices so that the worked trace
+// and the edge cases can be tested without a database.
+//
+// Slots are never tracked one by one: prompts reach a million tokens and
+// pools millions of slots. Every slot is, at any time, in exactly one of the
+// free list, the release list (policy sorted) or a request's held list, and
+// it travels there inside a run [s,e) that also carries the slot's owner:
+// the last request that wrote it (unknownOwner when never written since the
+// log began). Ownership therefore needs no separate map: a normal request
+// relabels the runs it takes, a trigger relabels only its first
+// 1+completion_tokens slots, and the labels of the rest are its sources.
+
+const unknownOwner = -1
+
+// slotRun is the slots [s,e), all last written by owner (a requests.row_id,
+// or unknownOwner).
+type slotRun struct {
+	s, e  int64
+	owner int64
+}
+
+func (r slotRun) len() int64 { return r.e - r.s }
+
+// replayRow is one replayable request on one decode instance.
+type replayRow struct {
+	ts, end   int64 // microseconds since the epoch; end >= ts
+	slots     int64 // slots held, already rounded up to whole pages
+	overwrite int64 // slots the request writes: -1 means all of them (not a trigger)
+	rowID     int64
+}
+
+// poolGrowth makes the pool pool slots large from time at (microseconds).
+type poolGrowth struct {
+	at   int64
+	pool int64
+}
+
+// instanceReplay is the input for one decode instance.
+type instanceReplay struct {
+	rows     []replayRow // allocation order: ts, request_id byte order, row_id
+	relOrder []int32     // release order: indexes into rows by end, request_id, row_id
+	pool     int64       // pool size when the log begins
+	growth   []poolGrowth
+}
+
+// triggerSlots is what one trigger got from the replay.
+type triggerSlots struct {
+	rowID   int64
+	unknown int64         // slots it got but did not overwrite, never written before
+	sources []sourceSlots // previous owners of slots it did not overwrite, by row_id
+}
+
+type sourceSlots struct {
+	rowID int64
+	slots int64
+}
+
+// replayResult is the replay of one instance.
+type replayResult struct {
+	triggers []triggerSlots
+	warnings int64 // allocations larger than the free slots
+	shrinks  int64 // capacity rows that would shrink the pool (ignored)
+}
+
+// runDeque is a double-ended queue of runs in a ring buffer, with the total
+// number of slots it holds.
+type runDeque struct {
+	buf        []slotRun
+	head, n    int
+	totalSlots int64
+}
+
+func (d *runDeque) grow() {
+	nb := make([]slotRun, max(16, 2*len(d.buf)))
+	for i := 0; i < d.n; i++ {
+		nb[i] = d.buf[(d.head+i)%len(d.buf)]
+	}
+	d.buf, d.head = nb, 0
+}
+
+func (d *runDeque) at(i int) *slotRun { return &d.buf[(d.head+i)%len(d.buf)] }
+
+func (d *runDeque) pushBack(r slotRun) {
+	if r.len() <= 0 {
+		return
+	}
+	d.totalSlots += r.len()
+	if d.n > 0 { // coalesce: same owner, index-adjacent, adjacent in the list
+		if b := d.at(d.n - 1); b.e == r.s && b.owner == r.owner {
+			b.e = r.e
+			return
+		}
+	}
+	if d.n == len(d.buf) {
+		d.grow()
+	}
+	d.buf[(d.head+d.n)%len(d.buf)] = r
+	d.n++
+}
+
+func (d *runDeque) pushFront(r slotRun) {
+	if r.len() <= 0 {
+		return
+	}
+	d.totalSlots += r.len()
+	if d.n > 0 {
+		if f := d.at(0); r.e == f.s && f.owner == r.owner {
+			f.s = r.s
+			return
+		}
+	}
+	if d.n == len(d.buf) {
+		d.grow()
+	}
+	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
+	d.buf[d.head] = r
+	d.n++
+}
+
+// take removes up to n slots from the front, appending them to dst in order.
+func (d *runDeque) take(n int64, dst []slotRun) ([]slotRun, int64) {
+	for n > 0 && d.n > 0 {
+		f := d.at(0)
+		if f.len() <= n {
+			dst = append(dst, *f)
+			n -= f.len()
+			d.totalSlots -= f.len()
+			d.head = (d.head + 1) % len(d.buf)
+			d.n--
+			continue
+		}
+		dst = append(dst, slotRun{f.s, f.s + n, f.owner})
+		f.s += n
+		d.totalSlots -= n
+		n = 0
+	}
+	return dst, n
+}
+
+// drain empties the deque into dst.
+func (d *runDeque) drain(dst []slotRun) []slotRun {
+	for i := 0; i < d.n; i++ {
+		dst = append(dst, *d.at(i))
+	}
+	d.head, d.n, d.totalSlots = 0, 0, 0
+	return dst
+}
+
+// appendRun appends r to runs, merging it into the last run when they are
+// index-adjacent with the same owner.
+func appendRun(runs []slotRun, r slotRun) []slotRun {
+	if r.len() <= 0 {
+		return runs
+	}
+	if k := len(runs); k > 0 && runs[k-1].e == r.s && runs[k-1].owner == r.owner {
+		runs[k-1].e = r.e
+		return runs
+	}
+	return append(runs, r)
+}
+
+// replayOne replays one decode instance under policy (sorted, fifo, lifo).
+func replayOne(in instanceReplay, policy string) replayResult {
+	var (
+		res      replayResult
+		free     runDeque
+		released []slotRun // the release list of policy sorted
+		held     = make([][]slotRun, len(in.rows))
+		taken    []slotRun // scratch
+		pool     = in.pool
+	)
+	free.pushBack(slotRun{0, pool, unknownOwner})
+
+	growTo := func(p int64) {
+		if p < pool {
+			res.shrinks++ // slots cannot be taken back from their holders: keep them
+			return
+		}
+		free.pushBack(slotRun{pool, p, unknownOwner})
+		pool = p
+	}
+	release := func(i int) {
+		runs := held[i]
+		held[i] = nil
+		switch policy {
+		case incident.AllocFIFO:
+			for _, r := range runs {
+				free.pushBack(r)
+			}
+		case incident.AllocLIFO:
+			for k := len(runs) - 1; k >= 0; k-- { // the first held ends up at the front
+				free.pushFront(runs[k])
+			}
+		default: // sorted
+			released = append(released, runs...)
+		}
+	}
+	allocate := func(i int) {
+		row := in.rows[i]
+		if row.slots <= 0 {
+			held[i] = nil
+			return
+		}
+		if policy != incident.AllocFIFO && policy != incident.AllocLIFO && free.totalSlots < row.slots && len(released) > 0 {
+			// sorted: merge the release list into the free list, by slot index.
+			all := free.drain(released)
+			slices.SortFunc(all, func(a, b slotRun) int { return cmpInt64(a.s, b.s) })
+			for _, r := range all {
+				free.pushBack(r)
+			}
+			released = all[:0]
+		}
+		var short int64
+		taken, short = free.take(row.slots, taken[:0])
+		if short > 0 {
+			res.warnings++
+		}
+		mine := make([]slotRun, 0, len(taken)+1)
+		if row.overwrite < 0 {
+			for _, r := range taken {
+				mine = appendRun(mine, slotRun{r.s, r.e, row.rowID})
+			}
+			held[i] = mine
+			return
+		}
+		// A trigger: it writes its first overwrite slots; the rest keep
+		// their owners, who are its sources and stay their owners.
+		ts := triggerSlots{rowID: row.rowID}
+		left := row.overwrite
+		bySource := map[int64]int64{}
+		for _, r := range taken {
+			if left > 0 {
+				w := min(left, r.len())
+				mine = appendRun(mine, slotRun{r.s, r.s + w, row.rowID})
+				left -= w
+				r.s += w
+				if r.len() == 0 {
+					continue
+				}
+			}
+			mine = appendRun(mine, r)
+			if r.owner == unknownOwner {
+				ts.unknown += r.len()
+			} else {
+				bySource[r.owner] += r.len()
+			}
+		}
+		for id, n := range bySource {
+			ts.sources = append(ts.sources, sourceSlots{id, n})
+		}
+		slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmpInt64(a.rowID, b.rowID) })
+		res.triggers = append(res.triggers, ts)
+		held[i] = mine
+	}
+
+	// Merge the three event streams. At equal times: pool growth, then
+	// releases, then allocations; within each, the order given.
+	allocated := make([]bool, len(in.rows))
+	pendingRelease := make([]bool, len(in.rows))
+	a, r, g := 0, 0, 0
+	for a < len(in.rows) || r < len(in.relOrder) {
+		next := int64(1<<63 - 1)
+		kind := 0 // 0 growth, 1 release, 2 allocation
+		if g < len(in.growth) {
+			next = in.growth[g].at
+		}
+		if r < len(in.relOrder) {
+			if t := in.rows[in.relOrder[r]].end; t < next {
+				next, kind = t, 1
+			}
+		}
+		if a < len(in.rows) {
+			if t := in.rows[a].ts; t < next {
+				next, kind = t, 2
+			}
+		}
+		switch kind {
+		case 0:
+			growTo(in.growth[g].pool)
+			g++
+		case 1:
+			i := int(in.relOrder[r])
+			r++
+			if !allocated[i] {
+				// end == ts: "releases before allocations" would free it
+				// before it was allocated; it is freed right after its
+				// own allocation instead.
+				pendingRelease[i] = true
+				continue
+			}
+			release(i)
+		case 2:
+			allocate(a)
+			allocated[a] = true
+			if pendingRelease[a] {
+				release(a)
+			}
+			a++
+		}
+	}
+	return res
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,102 @@
+package analysis
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// ShingleWords is the number of consecutive words in a shingle.
+//
+// The shingle, precisely: the text is split into words at every rune that is
+// neither a letter nor a digit (unicode.IsLetter, unicode.IsDigit); each word
+// is lowercased (unicode.ToLower) and hashed with 64-bit FNV-1a over its
+// UTF-8 bytes; a shingle is ShingleWords consecutive words, and its 64-bit
+// hash mixes the word hashes in order. A text of fewer than ShingleWords
+// words has no shingle: a handful of common words is no evidence. Only
+// these hashes ever leave the query that reads the text.
+const ShingleWords = 5
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// wordHashes appends the hash of every word of text to dst.
+func wordHashes(text string, dst []uint64) []uint64 {
+	var h uint64
+	in := false
+	for i := 0; i < len(text); {
+		c := text[i]
+		var r rune
+		size := 1
+		if c < utf8.RuneSelf {
+			r = rune(c)
+			if 'A' <= c && c <= 'Z' {
+				r += 'a' - 'A'
+			}
+			if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
+				r = -1
+			}
+		} else {
+			r, size = utf8.DecodeRuneInString(text[i:])
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				r = unicode.ToLower(r)
+			} else {
+				r = -1
+			}
+		}
+		i += size
+		if r < 0 {
+			if in {
+				dst = append(dst, h)
+				in = false
+			}
+			continue
+		}
+		if !in {
+			h, in = fnvOffset, true
+		}
+		if r < utf8.RuneSelf {
+			h = (h ^ uint64(r)) * fnvPrime
+		} else {
+			var b [utf8.UTFMax]byte
+			n := utf8.EncodeRune(b[:], r)
+			for _, x := range b[:n] {
+				h = (h ^ uint64(x)) * fnvPrime
+			}
+		}
+	}
+	if in {
+		dst = append(dst, h)
+	}
+	return dst
+}
+
+// shingleHashes appends the hash of every shingle of text to dst (with
+// repeats); words is scratch space, returned for reuse.
+func shingleHashes(text string, dst, words []uint64) ([]uint64, []uint64) {
+	words = wordHashes(text, words[:0])
+	for i := 0; i+ShingleWords <= len(words); i++ {
+		dst = append(dst, mixShingle(words[i:i+ShingleWords]))
+	}
+	return dst, words
+}
+
+// mixShingle combines word hashes, in order, into one 64-bit hash.
+func mixShingle(words []uint64) uint64 {
+	h := uint64(fnvOffset)
+	for _, w := range words {
+		h = (h ^ w) * fnvPrime
+		h ^= h >> 29
+	}
+	return splitmix(h)
+}
+
+func splitmix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

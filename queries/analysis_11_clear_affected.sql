@@ -1,0 +1,2 @@
+-- analysis: forget the previous run's affected requests.
+DELETE FROM affected_requests;

@@ -1,0 +1,2 @@
+-- analysis: forget the previous run's exposures.
+DELETE FROM exposures;

@@ -1,0 +1,2 @@
+-- analysis: forget the previous run's tenants.
+DELETE FROM tenants;
