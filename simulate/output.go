@@ -1,0 +1,528 @@
+package simulate
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Log columns, in the canonical order (DESIGN.md).
+var logColumns = []string{"request_id", "ts", "end_ts", "tenant_id", "model", "prompt_tokens",
+	"completion_tokens", "status", "prefill_instance", "decode_instance", "prompt_text", "response_text"}
+
+var (
+	zoneParis   = time.FixedZone("", 2*3600)
+	zoneNewYork = time.FixedZone("", -5*3600)
+	zones       = []*time.Location{time.UTC, zoneParis, zoneNewYork}
+)
+
+const tsLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func fmtTs(t int64, z *time.Location) string { return time.UnixMilli(t).In(z).Format(tsLayout) }
+
+// logged is a row as it is written: the clean row with its texts, and
+// whether the noise dropped its decode instance.
+type logged struct {
+	r            *row
+	tenant       *tenant
+	prompt, resp string
+	noDecode     bool
+}
+
+func (l *logged) decode() string {
+	if l.r.decode < 0 || l.noDecode {
+		return ""
+	}
+	return decodeName(l.r.decode)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	return strconv.AppendQuote(b, s) // texts, ids and names here are printable ASCII
+}
+
+// json renders the row as one JSON line, times in zone z. Absent values
+// are null or left out, as the tenant's client writes them.
+func (l *logged) json(b []byte, z *time.Location) []byte {
+	r := l.r
+	absent := func(key string) {
+		if l.tenant.nullStyle {
+			b = append(b, `,"`...)
+			b = append(b, key...)
+			b = append(b, `":null`...)
+		}
+	}
+	str := func(key, v string) {
+		if v == "" {
+			absent(key)
+			return
+		}
+		b = append(b, `,"`...)
+		b = append(b, key...)
+		b = append(b, `":`...)
+		b = appendJSONString(b, v)
+	}
+	b = append(b, `{"request_id":`...)
+	b = appendJSONString(b, r.id)
+	b = append(b, `,"ts":"`...)
+	b = append(b, fmtTs(r.ts, z)...)
+	b = append(b, `","end_ts":"`...)
+	b = append(b, fmtTs(r.end, z)...)
+	b = append(b, `","tenant_id":`...)
+	b = appendJSONString(b, l.tenant.id)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, modelNames[r.model])
+	b = append(b, `,"prompt_tokens":`...)
+	b = strconv.AppendInt(b, r.prompt, 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, r.completion, 10)
+	if r.status != 0 {
+		b = append(b, `,"status":`...)
+		b = strconv.AppendInt(b, int64(r.status), 10)
+	}
+	str("prefill_instance", r.prefill)
+	str("decode_instance", l.decode())
+	str("prompt_text", l.prompt)
+	str("response_text", l.resp)
+	return append(b, "}\n"...)
+}
+
+func (l *logged) csv(z *time.Location) []string {
+	r := l.r
+	status := ""
+	if r.status != 0 {
+		status = strconv.Itoa(r.status)
+	}
+	return []string{r.id, fmtTs(r.ts, z), fmtTs(r.end, z), l.tenant.id, modelNames[r.model],
+		strconv.FormatInt(r.prompt, 10), strconv.FormatInt(r.completion, 10), status,
+		r.prefill, l.decode(), l.prompt, l.resp}
+}
+
+// copyOf is one more copy of a row to write: in another zone, or damaged.
+type copyOf struct {
+	l         *logged
+	z         *time.Location
+	truncated bool
+}
+
+// logWriter writes the rotated parts: one per UTC day of ts, gzip-compressed
+// JSON Lines (the first day as CSV when Config.CSVPart), plus an empty
+// part on the withdrawal day (a quiet rotation).
+type logWriter struct {
+	dir   string
+	cfg   Config
+	day   string
+	f     *os.File
+	bw    *bufio.Writer
+	gz    *gzip.Writer
+	cw    *csv.Writer // non-nil in a CSV part
+	carry []copyOf    // duplicates shipped again in the next part
+	files []string
+	lines int
+	buf   []byte
+	empty string // the day of the empty part
+	wrote bool   // the empty part exists
+}
+
+func newLogWriter(dir string, cfg Config) (*logWriter, error) {
+	return &logWriter{dir: dir, cfg: cfg, empty: cfg.WindowEnd.UTC().Format(time.DateOnly)}, nil
+}
+
+func (w *logWriter) open(day string) error {
+	ext := ".jsonl.gz"
+	isCSV := w.cfg.CSVPart && day == w.cfg.LogStart.UTC().Format(time.DateOnly)
+	if isCSV {
+		ext = ".csv.gz"
+	}
+	name := "requests-" + day + ext
+	f, err := os.Create(filepath.Join(w.dir, name))
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	w.f, w.day = f, day
+	w.bw = bufio.NewWriterSize(f, 1<<16)
+	// Header fields left empty (no name, no time): the bytes depend only on the content.
+	w.gz, _ = gzip.NewWriterLevel(w.bw, gzip.BestSpeed)
+	w.files = append(w.files, filepath.Join("logs", name))
+	w.cw = nil
+	if isCSV {
+		w.cw = csv.NewWriter(w.gz)
+		if err := w.cw.Write(logColumns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *logWriter) closePart() error {
+	if w.f == nil {
+		return nil
+	}
+	if w.cw != nil {
+		w.cw.Flush()
+		if err := w.cw.Error(); err != nil {
+			return err
+		}
+	}
+	err := w.gz.Close()
+	if err == nil {
+		err = w.bw.Flush()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.f = nil
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	if w.day == w.empty {
+		return w.writeEmpty()
+	}
+	return nil
+}
+
+// writeEmpty writes a valid gzip file with no lines.
+func (w *logWriter) writeEmpty() error {
+	name := "requests-" + w.empty + ".1.jsonl.gz"
+	f, err := os.Create(filepath.Join(w.dir, name))
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	gz := gzip.NewWriter(f)
+	err = gz.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	w.files = append(w.files, filepath.Join("logs", name))
+	w.wrote = true
+	return err
+}
+
+func (w *logWriter) emit(c copyOf) error {
+	w.lines++
+	if w.cw != nil {
+		return w.cw.Write(c.l.csv(c.z))
+	}
+	w.buf = c.l.json(w.buf[:0], c.z)
+	if c.truncated {
+		// A damaged copy: cut before the closing brace, never a valid line.
+		cut := 10 + int(mix(uint64(len(w.buf))^c.l.r.n)%uint64(len(w.buf)-12))
+		w.buf = append(w.buf[:cut], '\n')
+	}
+	_, err := w.gz.Write(w.buf)
+	return err
+}
+
+// write logs one clean row, with its noise.
+func (w *logWriter) write(g *generator, r *row, prompt, resp string) error {
+	day := time.UnixMilli(r.ts).UTC().Format(time.DateOnly)
+	if day != w.day {
+		if err := w.closePart(); err != nil {
+			return err
+		}
+		if err := w.open(day); err != nil {
+			return err
+		}
+		for _, c := range w.carry {
+			if err := w.emit(c); err != nil {
+				return err
+			}
+		}
+		w.carry = w.carry[:0]
+	}
+	l := &logged{r: r, tenant: &g.tenants[r.tenant], prompt: prompt, resp: resp}
+	z := time.UTC
+	var extra []copyOf
+	if w.cfg.Noise {
+		n := g.noise
+		if r.decode >= 0 && (r.forceNoDecode || n.Float64() < w.cfg.MissingDecodeRate) {
+			l.noDecode = true
+			g.sum.MissingDecode++
+		}
+		if x := n.Float64(); x < 0.2 {
+			z = zoneParis
+		} else if x < 0.3 {
+			z = zoneNewYork
+		}
+		if n.Float64() < w.cfg.TruncRate && w.cw == nil {
+			extra = append(extra, copyOf{l: l, z: z, truncated: true})
+			g.sum.Truncated++
+		}
+		if n.Float64() < w.cfg.DupRate {
+			extra = append(extra, copyOf{l: l, z: z})
+			g.sum.Duplicates++
+		}
+		if n.Float64() < w.cfg.OffsetDupRate {
+			other := zones[(indexOf(z)+1+n.IntN(2))%3]
+			extra = append(extra, copyOf{l: l, z: other})
+			g.sum.Duplicates++
+		}
+	}
+	if len(extra) > 0 && extra[0].truncated && g.noise.IntN(2) == 0 {
+		// The damaged copy may come first: the intact line follows it.
+		if err := w.emit(extra[0]); err != nil {
+			return err
+		}
+		extra = extra[1:]
+	}
+	if err := w.emit(copyOf{l: l, z: z}); err != nil {
+		return err
+	}
+	for _, c := range extra {
+		if !c.truncated && g.noise.IntN(2) == 0 {
+			w.carry = append(w.carry, c) // re-shipped with the next part
+			continue
+		}
+		if err := w.emit(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func indexOf(z *time.Location) int {
+	for i, x := range zones {
+		if x == z {
+			return i
+		}
+	}
+	return 0
+}
+
+// close flushes the last part (and its carried duplicates).
+func (w *logWriter) close() ([]string, int, error) {
+	for _, c := range w.carry {
+		if err := w.emit(c); err != nil {
+			return nil, 0, err
+		}
+	}
+	w.carry = nil
+	if err := w.closePart(); err != nil {
+		return nil, 0, err
+	}
+	if !w.wrote {
+		if err := w.writeEmpty(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return w.files, w.lines, nil
+}
+
+func (w *logWriter) abort() {
+	if w.f != nil {
+		w.f.Close()
+		w.f = nil
+	}
+}
+
+// truthWriter writes the ground truth, computed on the clean rows before
+// any noise:
+//
+//	truth/affected_requests.csv  request_id,tenant_id,ts
+//	    every trigger (in scope, in the window, served, prompt_tokens above
+//	    the prefill pool in force), sorted by ts then request_id.
+//	truth/exposures.csv  source_request_id,trigger_request_id,source_tenant_id,
+//	    recipient_tenant_id,kind,leaked_text,slots,self_exposure
+//	    one row per (source, trigger): kind is always "stale" (the source
+//	    last wrote slots the trigger got but did not overwrite, by DESIGN.md's
+//	    replay); leaked_text is true when the simulator planted a fragment of
+//	    the source's logged prompt in the trigger's logged response (the
+//	    truth of the confirmed tier); slots counts the source's stale slots;
+//	    self_exposure is true when both requests belong to one tenant.
+//	    Sorted by trigger ts, trigger_request_id, source_request_id.
+//	truth/unknown_slots.csv  trigger_request_id,unknown_slots
+//	    per trigger, the stale slots never written since the log began.
+type truthWriter struct {
+	dir   string
+	files []*os.File
+	bws   []*bufio.Writer
+	names []string
+}
+
+var truthFiles = []struct{ name, header string }{
+	{"affected_requests.csv", "request_id,tenant_id,ts"},
+	{"exposures.csv", "source_request_id,trigger_request_id,source_tenant_id,recipient_tenant_id,kind,leaked_text,slots,self_exposure"},
+	{"unknown_slots.csv", "trigger_request_id,unknown_slots"},
+}
+
+func newTruthWriter(dir string) (*truthWriter, error) {
+	t := &truthWriter{dir: dir}
+	for _, tf := range truthFiles {
+		f, err := os.Create(filepath.Join(dir, tf.name))
+		if err != nil {
+			t.abort()
+			return nil, fmt.Errorf("simulate: %w", err)
+		}
+		bw := bufio.NewWriterSize(f, 1<<16)
+		bw.WriteString(tf.header + "\n")
+		t.files, t.bws = append(t.files, f), append(t.bws, bw)
+		t.names = append(t.names, filepath.Join("truth", tf.name))
+	}
+	return t, nil
+}
+
+func (t *truthWriter) trigger(r *row, tenantID string) error {
+	fmt.Fprintf(t.bws[0], "%s,%s,%s\n", r.id, tenantID, fmtUTC(r.ts))
+	_, err := fmt.Fprintf(t.bws[2], "%s,%d\n", r.id, r.unknown)
+	return err
+}
+
+func (t *truthWriter) exposure(src, trig, srcTenant, recTenant string, slots int64, leaked, self bool) error {
+	_, err := fmt.Fprintf(t.bws[1], "%s,%s,%s,%s,stale,%t,%d,%t\n", src, trig, srcTenant, recTenant, leaked, slots, self)
+	return err
+}
+
+func (t *truthWriter) close() ([]string, error) {
+	var first error
+	for i, f := range t.files {
+		if err := t.bws[i].Flush(); err != nil && first == nil {
+			first = err
+		}
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	t.files = nil
+	if first != nil {
+		return nil, fmt.Errorf("simulate: truth: %w", first)
+	}
+	return t.names, nil
+}
+
+func (t *truthWriter) abort() {
+	for _, f := range t.files {
+		f.Close()
+	}
+	t.files = nil
+}
+
+// fmtUTC matches incident.FormatTime (and the rfc3339 SQL macro): UTC,
+// microseconds only when there is a sub-second part.
+func fmtUTC(t int64) string {
+	u := time.UnixMilli(t).UTC()
+	if u.Nanosecond() == 0 {
+		return u.Format(time.RFC3339)
+	}
+	return u.Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	return nil
+}
+
+func (g *generator) writeCapacity() error {
+	var b strings.Builder
+	b.WriteString("instance,role,pool_tokens,valid_from\n")
+	for _, ch := range g.timeline() {
+		fmt.Fprintf(&b, "%s,%s,%d,%s\n", ch.inst, ch.role, ch.pool, ch.from.UTC().Format(time.RFC3339))
+	}
+	g.sum.Files = append(g.sum.Files, "capacity.csv")
+	return writeFile(filepath.Join(g.dir, "capacity.csv"), []byte(b.String()))
+}
+
+func (g *generator) writeIncident() error {
+	c := g.cfg
+	f := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	y := fmt.Sprintf(`# Simulated incident (leakmap simulate, seed %d, %d requests).
+id: SIM-%d
+title: Cross-tenant data in %s responses (simulated)
+models: [%s]
+window: {start: %s, end: %s}
+launched_at: %s
+discovered_at: %s
+aware_at: %s
+contained_at: %s
+as_of: %s
+capacity:
+  max_context_tokens: %d
+  prefill_pool_tokens: %d
+  decode_pool_tokens: %d
+  timeline: capacity.csv
+contamination:
+  model: replay
+  allocator: %s
+  page_size: %d
+  residency_lookback: 30m
+  possible_lookback: 10m
+provider:
+  name: Nimbus Inference SAS
+  email: security@nimbus-inference.example
+  dpo_email: dpo@nimbus-inference.example
+  country: FR
+notices:
+  data_categories: [prompt text, generated text]
+  consequences: Parts of prompts sent to %s may have appeared in answers returned to other customers of the service.
+  measures_taken:
+    - Model withdrawn on %s and restored on %s with a prefill KV pool larger than the maximum context.
+    - Over-long requests are now rejected before any transfer to a decode machine.
+  measures_planned:
+    - Compare the KV pool size with the maximum context length at every machine start and after every model or memory change.
+    - Enable KV cache integrity checks.
+  deletion_deadline: %s
+`, c.Seed, c.Requests, c.Seed, modelNames[modelInScope], modelNames[modelInScope],
+		f(c.WindowStart), f(c.WindowEnd), f(c.WindowStart), f(c.DiscoveredAt), f(c.AwareAt), f(c.WindowEnd), f(c.AsOf),
+		c.MaxContextTokens, c.PrefillPoolTokens, c.DecodePoolTokens, c.Allocator, c.PageSize,
+		modelNames[modelInScope], f(c.WindowEnd), f(c.FixAt), f(c.AsOf.Add(14*24*time.Hour).Truncate(24*time.Hour)))
+	g.sum.Files = append(g.sum.Files, "incident.yaml")
+	return writeFile(filepath.Join(g.dir, "incident.yaml"), []byte(y))
+}
+
+// writeTenants writes the directory. With DirectoryGaps, the recipient with
+// the latest trigger is left out, and one other affected tenant (a
+// cross-tenant source if there is one) gets an invalid email.
+func (g *generator) writeTenants() error {
+	missing, invalid := -1, -1
+	if g.cfg.DirectoryGaps {
+		for i, t := range g.tenants {
+			if t.recipient && (missing < 0 || t.lastTrigTs > g.tenants[missing].lastTrigTs) {
+				missing = i
+			}
+		}
+		for pass := 0; pass < 2 && invalid < 0; pass++ {
+			for i, t := range g.tenants {
+				ok := t.crossSrc && !t.recipient
+				if pass == 1 {
+					ok = t.crossSrc || t.recipient
+				}
+				if ok && i != missing {
+					invalid = i
+					break
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	cw := csv.NewWriter(&b)
+	cw.Write([]string{"tenant_id", "name", "email", "language", "jurisdiction"})
+	ids := make([]int, len(g.tenants))
+	for i := range ids {
+		ids[i] = i
+	}
+	sort.Slice(ids, func(i, j int) bool { return g.tenants[ids[i]].id < g.tenants[ids[j]].id })
+	for _, i := range ids {
+		t := g.tenants[i]
+		if i == missing {
+			g.sum.MissingTenant = t.id
+			continue
+		}
+		email := strings.Join(t.emails, ";")
+		if i == invalid {
+			g.sum.InvalidEmailTenant = t.id
+			email = strings.Replace(t.emails[0], "@", " at ", 1)
+		}
+		cw.Write([]string{t.id, t.name, email, t.lang, t.juris})
+	}
+	cw.Flush()
+	g.sum.Files = append(g.sum.Files, "tenants.csv")
+	return writeFile(filepath.Join(g.dir, "tenants.csv"), []byte(b.String()))
+}

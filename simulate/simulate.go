@@ -1,0 +1,774 @@
+// Package simulate writes simulated incidents of a prefill/decode-
+// disaggregated inference cluster: request logs (with realistic noise), an
+// incident file, a capacity timeline, a tenant directory, and the ground
+// truth of who received whose KV memory.
+//
+// It is the oracle the analysis is tested against, so it replays the decode
+// pools exactly as DESIGN.md's "Contamination model" says (pool.go), on the
+// clean rows, before any noise is applied; and it is the data behind
+// `leakmap demo`. Everything it writes is a pure function of its Config:
+// the same seed gives byte-identical files.
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leakmap/leakmap/errs"
+)
+
+// Config describes one simulated incident.
+type Config struct {
+	Seed      int64
+	Requests  int    // total requests logged (all models, all tenants), specials included
+	Tenants   int    // tenants of the service
+	Allocator string // sorted | fifo | lifo (written into the incident file, used by the truth)
+	PageSize  int64  // decode pool page size in tokens (1: no rounding)
+	Noise     bool   // duplicates, truncated lines, missing decode instance, mixed offsets, clock skew
+
+	// DirectoryGaps leaves one affected tenant out of tenants.csv and gives
+	// another an invalid email (the notify tests need both).
+	DirectoryGaps bool
+	// CSVPart writes the first day's log part as CSV instead of JSON Lines.
+	CSVPart bool
+
+	PrefillInstances int     // prefill instances of the in-scope model (pf-0..)
+	DecodeInstances  int     // decode instances shared by every model (dc-0..)
+	TextShare        float64 // share of tenants that log prompt and response text
+	HugeShare        float64 // share of in-scope requests with a prompt of 600k..1.06M tokens
+
+	MaxContextTokens  int64 // the in-scope model's maximum context
+	PrefillPoolTokens int64 // prefill pool before the fix (the default threshold)
+	FixedPrefillPool  int64 // prefill pool from FixAt on
+	MidPrefillPool    int64 // pf-1's pool from CapacityChangeAt on
+	DecodePoolTokens  int64 // default decode pool
+
+	LogStart         time.Time // first regular request (a day of out-of-scope traffic before launch)
+	WindowStart      time.Time // launch of the in-scope model; the exposure window starts
+	CapacityChangeAt time.Time // pf-1's prefill pool grows to MidPrefillPool
+	DecodeGrowAt     time.Time // dc-2's decode pool grows (never-written slots appended)
+	DiscoveredAt     time.Time
+	AwareAt          time.Time
+	WindowEnd        time.Time // the model is withdrawn: requests get 503 until FixAt
+	FixAt            time.Time // restored with FixedPrefillPool; dc-0's decode pool grows
+	LogEnd           time.Time // last regular request before this
+	AsOf             time.Time
+
+	// Noise rates, per clean row (only when Noise).
+	DupRate           float64 // an exact duplicate line (same part or the next one)
+	OffsetDupRate     float64 // the same row written again with another UTC offset
+	TruncRate         float64 // a damaged (truncated) extra copy of the line
+	MissingDecodeRate float64 // the row is logged without its decode instance
+}
+
+// DefaultConfig is what `leakmap demo` uses: a few thousand requests,
+// generated in well under a second.
+func DefaultConfig() Config {
+	ts := func(s string) time.Time {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			panic(err)
+		}
+		return t
+	}
+	return Config{
+		Seed: 1, Requests: 4000, Tenants: 60, Allocator: "sorted", PageSize: 1, Noise: true,
+		DirectoryGaps: true, CSVPart: true,
+		PrefillInstances: 4, DecodeInstances: 4, TextShare: 0.45, HugeShare: 0.025,
+		MaxContextTokens: 1048576, PrefillPoolTokens: 681280, FixedPrefillPool: 2040000,
+		MidPrefillPool: 720896, DecodePoolTokens: 3200000,
+		LogStart:         ts("2026-08-26T00:00:00Z"),
+		WindowStart:      ts("2026-08-27T00:00:00Z"),
+		CapacityChangeAt: ts("2026-09-03T12:00:00Z"),
+		DecodeGrowAt:     ts("2026-09-05T00:00:00Z"),
+		DiscoveredAt:     ts("2026-09-08T23:11:00Z"),
+		AwareAt:          ts("2026-09-09T10:00:00Z"),
+		WindowEnd:        ts("2026-09-09T14:00:00Z"),
+		FixAt:            ts("2026-09-09T19:40:00Z"),
+		LogEnd:           ts("2026-09-10T06:00:00Z"),
+		AsOf:             ts("2026-09-10T09:00:00Z"),
+		DupRate:          0.01, OffsetDupRate: 0.005, TruncRate: 0.003, MissingDecodeRate: 0.004,
+	}
+}
+
+// Summary says what Generate wrote.
+type Summary struct {
+	Requests       int // clean rows (distinct requests) logged
+	Triggers       int // affected requests in the truth
+	TruthExposures int // rows of truth/exposures.csv
+	ConfirmedTruth int // of which leaked_text=true (the confirmed tier's truth)
+	CrossTenant    int // exposures whose source tenant is not the recipient
+	UnknownSlots   int64
+	Recipients     int // distinct recipient tenants
+	Sources        int // distinct cross-tenant source tenants
+	ReplayWarnings int // allocations larger than the free slots
+
+	Lines         int // lines (and CSV rows) written to logs/, noise included
+	Duplicates    int // exact or re-offset duplicate copies
+	Truncated     int // damaged extra copies
+	MissingDecode int // rows logged without their decode instance
+
+	// With DirectoryGaps: the affected tenant left out of tenants.csv and the
+	// one given an invalid email ("" when there was no candidate).
+	MissingTenant      string
+	InvalidEmailTenant string
+
+	Incident string   // path of incident.yaml
+	Tenants  string   // path of tenants.csv
+	Logs     string   // path of the logs folder
+	Files    []string // every file written, relative to dir, sorted
+}
+
+// Instance names.
+func prefillName(i int) string { return fmt.Sprintf("pf-%d", i) }
+func longName(i int) string    { return fmt.Sprintf("px-%d", i) }
+func decodeName(i int) string  { return fmt.Sprintf("dc-%d", i) }
+
+// The models: one in scope, a small out-of-scope model on the same prefill
+// instances, and an out-of-scope long-context model with huge prompts on
+// prefill instances of its own (whose pool is large enough).
+const (
+	modelInScope = iota
+	modelSmall
+	modelLong
+)
+
+var modelNames = []string{"glm-5.3", "glm-4.6-air", "kimi-k3-long"}
+
+const longPrefillPool = 2097152
+
+// Validate checks a Config; errors are usage errors naming the field.
+func (c *Config) Validate() error {
+	var p []string
+	if c.Requests < 100 {
+		p = append(p, fmt.Sprintf("requests: %d is too few (at least 100)", c.Requests))
+	}
+	if c.Tenants < 8 {
+		p = append(p, fmt.Sprintf("tenants: %d is too few (at least 8)", c.Tenants))
+	}
+	switch c.Allocator {
+	case "sorted", "fifo", "lifo":
+	default:
+		p = append(p, fmt.Sprintf("allocator: unknown policy %q (want sorted, fifo or lifo)", c.Allocator))
+	}
+	if c.PageSize < 1 {
+		p = append(p, fmt.Sprintf("page-size: must be at least 1, got %d", c.PageSize))
+	}
+	if c.PrefillInstances < 3 {
+		p = append(p, "prefill instances: at least 3")
+	}
+	if c.DecodeInstances < 3 {
+		p = append(p, "decode instances: at least 3")
+	}
+	if c.DecodePoolTokens < 2*c.MaxContextTokens {
+		p = append(p, "decode pool: must hold two maximum contexts")
+	}
+	order := []time.Time{c.LogStart, c.WindowStart, c.CapacityChangeAt, c.DecodeGrowAt, c.WindowEnd, c.FixAt, c.LogEnd}
+	for i := 1; i < len(order); i++ {
+		if !order[i].After(order[i-1]) {
+			p = append(p, "times: want LogStart < WindowStart < CapacityChangeAt < DecodeGrowAt < WindowEnd < FixAt < LogEnd")
+			break
+		}
+	}
+	if len(p) > 0 {
+		return errs.Usage("simulate: %s", strings.Join(p, "; "))
+	}
+	return nil
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// Generate writes a complete simulated case into dir (created if needed)
+// and returns a summary.
+func Generate(ctx context.Context, logger *slog.Logger, dir string, cfg Config) (*Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "logs"), filepath.Join(dir, "truth")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("simulate: %w", err)
+		}
+	}
+	g, err := newGenerator(dir, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer g.closeAll()
+	if err := g.run(ctx); err != nil {
+		return nil, err
+	}
+	if err := g.finish(); err != nil {
+		return nil, err
+	}
+	s := g.sum
+	s.Incident = filepath.Join(dir, "incident.yaml")
+	s.Tenants = filepath.Join(dir, "tenants.csv")
+	s.Logs = filepath.Join(dir, "logs")
+	sort.Strings(s.Files)
+	logger.Info("simulated incident written", "dir", dir, "requests", s.Requests, "triggers", s.Triggers,
+		"exposures", s.TruthExposures, "confirmed", s.ConfirmedTruth, "replay_warnings", s.ReplayWarnings)
+	return &s, nil
+}
+
+// tenant is one customer account.
+type tenant struct {
+	id, name   string
+	emails     []string
+	lang       string
+	juris      string
+	logsText   bool
+	nullStyle  bool // absent text is written as null (else the key is left out)
+	idStyle    int  // request id format of the tenant's client
+	recipient  bool // filled by the replay
+	crossSrc   bool
+	lastTrigTs int64
+}
+
+// row is one clean request row, as logged before noise.
+type row struct {
+	n          uint64 // generation counter (ids, text seeds)
+	id         string
+	ts, end    int64 // Unix ms; end > ts always
+	tenant     int32
+	model      int
+	prompt     int64
+	completion int64
+	status     int // 0: not logged
+	prefill    string
+	decode     int // -1: none
+	served     bool
+	trigger    bool
+	threshold  int64
+	special    string // which edge case this row is, for tests ("" for regular rows)
+	// forceNoDecode makes the noise drop this row's decode instance.
+	forceNoDecode bool
+
+	own     *owner
+	held    []segment
+	sources map[*owner]int64
+	unknown int64
+}
+
+func (r *row) replayed() bool { return r.served && r.decode >= 0 }
+
+func served(status int) bool { return status == 0 || (status >= 200 && status < 300) }
+
+type generator struct {
+	cfg    Config
+	dir    string
+	logger *slog.Logger
+	rng    *rand.Rand // the clean data
+	noise  *rand.Rand // noise decisions only: clean rows do not depend on Noise
+	key    uint64
+
+	tenants  []tenant
+	tenantCW []float64 // cumulative weights
+	counter  uint64
+
+	rp  *replayer
+	out *logWriter
+	tr  *truthWriter
+	sum Summary
+
+	changeTimes map[int64]bool // capacity change instants that no regular event may share
+}
+
+func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, error) {
+	g := &generator{cfg: cfg, dir: dir, logger: logger,
+		rng:         rand.New(rand.NewPCG(uint64(cfg.Seed), 0x636c65616e)),
+		noise:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6e6f697365)),
+		key:         mix(uint64(cfg.Seed) ^ 0x6964),
+		changeTimes: map[int64]bool{},
+	}
+	g.makeTenants()
+	g.rp = &replayer{pageSize: cfg.PageSize, onAlloc: g.onAlloc}
+	for i := 0; i < cfg.DecodeInstances; i++ {
+		p, err := newPool(cfg.Allocator, cfg.DecodePoolTokens)
+		if err != nil {
+			return nil, err
+		}
+		g.rp.pools = append(g.rp.pools, p)
+	}
+	for _, ch := range g.timeline() {
+		g.changeTimes[ms(ch.from)] = true
+		if ch.role == "decode" {
+			var inst int
+			fmt.Sscanf(ch.inst, "dc-%d", &inst)
+			g.rp.push(event{t: ms(ch.from), kind: evGrow, id: ch.inst, inst: inst, size: ch.pool})
+		}
+	}
+	var err error
+	if g.out, err = newLogWriter(filepath.Join(dir, "logs"), cfg); err != nil {
+		return nil, err
+	}
+	if g.tr, err = newTruthWriter(filepath.Join(dir, "truth")); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *generator) closeAll() {
+	g.out.abort()
+	g.tr.abort()
+}
+
+// capacityChange is one row of capacity.csv.
+type capacityChange struct {
+	inst, role string
+	pool       int64
+	from       time.Time
+}
+
+// timeline is the capacity timeline: the long-context model's prefill
+// instances have their own pool; pf-1 grows mid-window; the fix raises every
+// in-scope prefill pool; two decode pools grow (one mid-window, one at the fix).
+func (g *generator) timeline() []capacityChange {
+	c := g.cfg
+	var tl []capacityChange
+	for i := 0; i < 2; i++ {
+		tl = append(tl, capacityChange{longName(i), "prefill", longPrefillPool, c.LogStart})
+	}
+	tl = append(tl, capacityChange{prefillName(1), "prefill", c.MidPrefillPool, c.CapacityChangeAt})
+	tl = append(tl, capacityChange{decodeName(2), "decode", c.DecodePoolTokens + c.DecodePoolTokens/4, c.DecodeGrowAt})
+	for i := 0; i < c.PrefillInstances; i++ {
+		tl = append(tl, capacityChange{prefillName(i), "prefill", c.FixedPrefillPool, c.FixAt})
+	}
+	tl = append(tl, capacityChange{decodeName(0), "decode", c.DecodePoolTokens + c.DecodePoolTokens/2, c.FixAt})
+	return tl
+}
+
+// prefillPoolAt is the prefill pool in force for inst at t (Unix ms).
+func (g *generator) prefillPoolAt(inst string, t int64) int64 {
+	pool := g.cfg.PrefillPoolTokens
+	for _, ch := range g.timeline() {
+		if ch.inst == inst && ch.role == "prefill" && ms(ch.from) <= t {
+			pool = ch.pool
+		}
+	}
+	return pool
+}
+
+var (
+	nameA   = []string{"Acme", "Borealis", "Cobalt", "Delta", "Ember", "Fjord", "Granite", "Helios", "Iris", "Juniper", "Kestrel", "Lumen", "Meridian", "Nova", "Orchid", "Pioneer", "Quartz", "Riviera", "Sierra", "Tundra", "Umber", "Vega", "Willow", "Zenith"}
+	nameB   = []string{"Analytics", "Legal", "Health", "Bank", "Logistics", "Robotics", "Media", "Insurance", "Energy", "Retail", "Labs", "Travel"}
+	nameBFr = []string{"Conseil", "Santé", "Assurances", "Énergie", "Données", "Études", "Mutuelle", "Édition"}
+	jurisEn = []string{"IE", "DE", "NL", "US", "GB", "ES", "IT", "SE"}
+	jurisFr = []string{"FR", "FR", "FR", "BE", "CA", "LU"}
+)
+
+func (g *generator) makeTenants() {
+	r := g.rng
+	n := g.cfg.Tenants
+	seen := map[string]bool{}
+	var total float64
+	for i := 0; i < n; i++ {
+		t := tenant{id: fmt.Sprintf("tenant-%04d", i+1)}
+		if r.Float64() < 0.35 {
+			t.lang = "fr"
+			t.juris = jurisFr[r.IntN(len(jurisFr))]
+			t.name = nameA[r.IntN(len(nameA))] + " " + nameBFr[r.IntN(len(nameBFr))]
+			if r.IntN(2) == 0 {
+				t.name += " SAS"
+			}
+		} else {
+			t.lang = "en"
+			t.juris = jurisEn[r.IntN(len(jurisEn))]
+			t.name = nameA[r.IntN(len(nameA))] + " " + nameB[r.IntN(len(nameB))]
+		}
+		if seen[t.name] {
+			t.name = fmt.Sprintf("%s %d", t.name, i+1)
+		}
+		seen[t.name] = true
+		slug := fmt.Sprintf("%s-%04d", strings.ToLower(strings.Fields(t.name)[0]), i+1)
+		t.emails = []string{"security@" + slug + ".example"}
+		if r.Float64() < 0.3 {
+			t.emails = append(t.emails, "dpo@"+slug+".example")
+		}
+		t.logsText = r.Float64() < g.cfg.TextShare
+		t.nullStyle = r.IntN(2) == 0
+		t.idStyle = r.IntN(3)
+		g.tenants = append(g.tenants, t)
+		// Zipf-like: a few tenants send most of the traffic.
+		total += 1 / math.Pow(float64(i+1), 0.8)
+		g.tenantCW = append(g.tenantCW, total)
+	}
+	// Both text-logging and silent tenants must exist for the edge cases.
+	g.tenants[0].logsText, g.tenants[1].logsText = true, false
+}
+
+func (g *generator) pickTenant() int32 {
+	x := g.rng.Float64() * g.tenantCW[len(g.tenantCW)-1]
+	return int32(sort.SearchFloat64s(g.tenantCW, x))
+}
+
+// pickTenantWhere picks a tenant uniformly among those with logsText == text.
+func (g *generator) pickTenantWhere(text bool) int32 {
+	for {
+		i := int32(g.rng.IntN(len(g.tenants)))
+		if g.tenants[i].logsText == text {
+			return i
+		}
+	}
+}
+
+// newID is a unique request id in the tenant's client format.
+func (g *generator) newID(tenant int32) (string, uint64) {
+	g.counter++
+	n := g.counter
+	v := mix(n + g.key)
+	switch g.tenants[tenant].idStyle {
+	case 1:
+		return fmt.Sprintf("chatcmpl-%016x", v), n
+	case 2:
+		return fmt.Sprintf("REQ-%016X", v), n
+	}
+	return fmt.Sprintf("req_%016x", v), n
+}
+
+func (g *generator) lognormal(median, sigma float64, lo, hi int64) int64 {
+	v := int64(median * math.Exp(sigma*g.rng.NormFloat64()))
+	return max(lo, min(hi, v))
+}
+
+// finishRow fills what follows from a row's fields: served, trigger,
+// duration, owner.
+func (g *generator) finishRow(r *row, durMs int64) {
+	c := g.cfg
+	r.served = served(r.status)
+	if !r.served && r.status != 500 {
+		r.prefill, r.decode, r.completion = "", -1, 0
+	}
+	if r.status == 500 {
+		r.completion = 0
+	}
+	if r.model == modelInScope && r.served && r.prefill != "" {
+		r.threshold = g.prefillPoolAt(r.prefill, r.ts)
+		r.trigger = r.ts >= ms(c.WindowStart) && r.ts < ms(c.WindowEnd) && r.prompt > r.threshold
+	}
+	if r.trigger {
+		r.completion = 20 + g.rng.Int64N(600) // generated from stale KV, then stopped
+	}
+	if durMs <= 0 {
+		switch {
+		case !r.served && r.status != 500:
+			durMs = 2 + g.rng.Int64N(40)
+		default:
+			eff := r.prompt
+			if r.trigger {
+				eff = 1 // the engine silently replaced the prompt by one token
+			}
+			d := 150 + eff*1000/150000 + r.completion*1000/50
+			durMs = max(1, int64(float64(d)*(0.7+0.6*g.rng.Float64())))
+		}
+	}
+	r.end = r.ts + durMs
+	if c.Noise && r.special == "" && r.decode >= 0 {
+		// Clock skew: each decode machine's clock is a little off. It is
+		// part of the times as logged (and replayed), and never puts a
+		// request's end before its start.
+		skew := []int64{-35, 20, 55, -10, 5, -25, 40, 15}[r.decode%8]
+		r.end = max(r.ts+1, r.end+skew)
+	}
+	for r.special == "" && g.changeTimes[r.end] {
+		r.end++ // no release at the very instant a pool changes
+	}
+	r.own = &owner{id: r.id, tenant: r.tenant, hasText: g.tenants[r.tenant].logsText, textSeed: mix(r.n ^ g.key ^ 0x7072)}
+}
+
+// regular generates an ordinary request at ts.
+func (g *generator) regular(ts int64) *row {
+	c := g.cfg
+	r := &row{ts: ts, tenant: g.pickTenant(), decode: -1}
+	if g.changeTimes[r.ts] {
+		r.ts++
+	}
+	r.id, r.n = g.newID(r.tenant)
+	x := g.rng.Float64()
+	switch {
+	case x < 0.55:
+		r.model = modelInScope
+	case x < 0.85:
+		r.model = modelSmall
+	default:
+		r.model = modelLong
+	}
+	if r.model == modelInScope && r.ts < ms(c.WindowStart) {
+		r.model = modelSmall // not launched yet
+	}
+	maxCtx := c.MaxContextTokens
+	switch r.model {
+	case modelInScope:
+		if g.rng.Float64() < c.HugeShare {
+			r.prompt = 600000 + g.rng.Int64N(460000) // some above the max context: 400
+		}
+	case modelSmall:
+		maxCtx = 131072
+	case modelLong:
+		if g.rng.Float64() < 0.08 {
+			r.prompt = 600000 + g.rng.Int64N(440000)
+		}
+	}
+	if r.prompt == 0 {
+		if g.rng.Float64() < 0.08 {
+			r.prompt = 40000 + g.rng.Int64N(min(maxCtx, 400000)-40000)
+		} else {
+			r.prompt = g.lognormal(1500, 1.3, 16, 120000)
+		}
+	}
+	r.completion = g.lognormal(250, 1.0, 1, 4096)
+	switch {
+	case g.rng.Float64() < 0.02:
+		r.status = 429
+	case r.model == modelInScope && r.ts >= ms(c.WindowEnd) && r.ts < ms(c.FixAt):
+		r.status = 503 // withdrawn
+	case r.prompt > maxCtx:
+		r.status = 400
+	case g.rng.Float64() < 0.003:
+		r.status = 500 // failed after scheduling: instances logged, never served
+	case g.rng.Float64() < 0.01:
+		r.status = 0 // not logged: served, in the conservative reading
+	default:
+		r.status = 200
+	}
+	if r.model == modelLong {
+		r.prefill = longName(g.rng.IntN(2))
+	} else {
+		r.prefill = prefillName(g.rng.IntN(c.PrefillInstances))
+	}
+	r.decode = g.rng.IntN(c.DecodeInstances)
+	g.finishRow(r, 0)
+	return r
+}
+
+// special builds an edge-case row at a fixed time.
+func (g *generator) special(name string, ts time.Time, tenant int32, model int, prompt int64, status int, prefill string, decode int) *row {
+	r := &row{ts: ms(ts), tenant: tenant, model: model, prompt: prompt, status: status,
+		prefill: prefill, decode: decode, special: name, completion: 40 + g.rng.Int64N(300)}
+	r.id, r.n = g.newID(tenant)
+	g.finishRow(r, 0)
+	return r
+}
+
+// specials are the edge cases every test needs, at fixed times.
+func (g *generator) specials() []*row {
+	c := g.cfg
+	text, silent := func() int32 { return g.pickTenantWhere(true) }, func() int32 { return g.pickTenantWhere(false) }
+	any := g.pickTenant
+	mid := c.WindowStart.Add(c.CapacityChangeAt.Sub(c.WindowStart) / 2)
+	in, pt := modelInScope, c.PrefillPoolTokens
+	var s []*row
+	add := func(r *row) *row { s = append(s, r); return r }
+	add(g.special("before-window", c.WindowStart.Add(-time.Minute), any(), in, 900000, 200, prefillName(0), 0))
+	add(g.special("window-start", c.WindowStart, silent(), in, 850000, 200, prefillName(1), 1))
+	add(g.special("window-end-last", c.WindowEnd.Add(-time.Millisecond), text(), in, 900000, 200, prefillName(2), 2))
+	add(g.special("window-end", c.WindowEnd, any(), in, 900000, 503, "", -1))
+	add(g.special("at-threshold", mid, text(), in, pt, 200, prefillName(0), 0))
+	r := add(g.special("threshold-plus-one", mid.Add(time.Hour), text(), in, pt+1, 200, prefillName(0), 1))
+	r.forceNoDecode = true // with noise: a trigger whose decode instance is unknown
+	add(g.special("no-status", mid.Add(2*time.Hour), any(), in, 950000, 0, prefillName(3), 2))
+	add(g.special("error-500", mid.Add(3*time.Hour), any(), in, 950000, 500, prefillName(3), 3))
+	add(g.special("rate-limited", mid.Add(4*time.Hour), any(), in, 950000, 429, "", -1))
+	add(g.special("out-of-scope-huge", mid.Add(5*time.Hour), any(), modelSmall, 950000, 200, prefillName(0), 0))
+	add(g.special("out-of-scope-long", mid.Add(6*time.Hour), any(), modelLong, 1000000, 200, longName(0), 1))
+	add(g.special("before-capacity-change", c.CapacityChangeAt.Add(-time.Hour), any(), in, 700000, 200, prefillName(1), 3))
+	add(g.special("at-capacity-change", c.CapacityChangeAt, any(), in, 700000, 200, prefillName(1), 0))
+	add(g.special("at-new-threshold", c.CapacityChangeAt.Add(2*time.Hour), any(), in, c.MidPrefillPool, 200, prefillName(1), 1))
+	add(g.special("above-new-threshold", c.CapacityChangeAt.Add(3*time.Hour), silent(), in, c.MidPrefillPool+1, 200, prefillName(1), 2))
+	add(g.special("outage", c.WindowEnd.Add(time.Hour), any(), in, 900000, 503, "", -1))
+	add(g.special("after-fix-too-long", c.FixAt.Add(2*time.Hour), any(), in, 1200000, 400, "", -1))
+	add(g.special("after-fix-huge", c.FixAt.Add(3*time.Hour), any(), in, 900000, 200, prefillName(0), 0))
+
+	// Equal times on dc-1 at G: P ends exactly when trigger T and request Q
+	// start. Releases go before allocations; T's id sorts before Q's in byte
+	// order ('B' < 'a') but not case-insensitively.
+	G := c.CapacityChangeAt.Add(-20 * time.Hour)
+	p := g.special("equal-time-release", G.Add(-10*time.Second), text(), modelSmall, 5000, 200, prefillName(2), 1)
+	p.end = ms(G)
+	add(p)
+	t := g.special("equal-time-trigger", G, text(), in, 820000, 200, prefillName(3), 1)
+	q := g.special("equal-time-alloc", G, text(), modelSmall, 3000, 200, prefillName(2), 1)
+	t.id = "req_B" + t.id[len(t.id)-16:]
+	q.id = "req_a" + q.id[len(q.id)-16:]
+	t.own.id, q.own.id = t.id, q.id
+	add(t)
+	add(q)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].ts < s[j].ts })
+	return s
+}
+
+// run generates every row in ts order and feeds the replay, which writes
+// each row (and the truth) as its allocation is applied.
+func (g *generator) run(ctx context.Context) error {
+	c := g.cfg
+	sp := g.specials()
+	nReg := c.Requests - len(sp)
+	start, span := ms(c.LogStart), float64(ms(c.LogEnd)-ms(c.LogStart))
+	cell := span / float64(nReg)
+	emit := func(r *row) error {
+		if err := g.rp.advance(r.ts); err != nil {
+			return err
+		}
+		g.rp.add(r)
+		return nil
+	}
+	for i := 0; i < nReg; i++ {
+		if i%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if i > 0 && i%(1<<20) == 0 {
+				g.logger.Debug("simulating", "requests", i)
+			}
+		}
+		ts := start + int64((float64(i)+g.rng.Float64())*cell)
+		for len(sp) > 0 && sp[0].ts <= ts {
+			if err := emit(sp[0]); err != nil {
+				return err
+			}
+			sp = sp[1:]
+		}
+		if err := emit(g.regular(ts)); err != nil {
+			return err
+		}
+	}
+	for _, r := range sp {
+		if err := emit(r); err != nil {
+			return err
+		}
+	}
+	if err := g.rp.drain(); err != nil {
+		return err
+	}
+	g.sum.ReplayWarnings = g.rp.warnings
+	return nil
+}
+
+// onAlloc is called once per row, in (ts, request_id) order, once its
+// slots are known: it writes the truth for triggers, then the log lines.
+func (g *generator) onAlloc(r *row) error {
+	g.sum.Requests++
+	resp := ""
+	t := &g.tenants[r.tenant]
+	if r.trigger {
+		var err error
+		if resp, err = g.trigger(r); err != nil {
+			return err
+		}
+	} else if t.logsText && r.served {
+		rng := rand.New(rand.NewPCG(r.own.textSeed, 0x72657370))
+		resp = strings.Join(randomWords(rng, 8+rng.IntN(23)), " ")
+	}
+	prompt := ""
+	if t.logsText {
+		prompt = strings.Join(promptWords(r.own.textSeed), " ")
+	}
+	r.sources = nil // the truth is written; keep no owners alive through it
+	return g.out.write(g, r, prompt, resp)
+}
+
+type src struct {
+	own   *owner
+	slots int64
+}
+
+// trigger writes a trigger's truth rows and returns its response text
+// (empty when its tenant logs no text): stale fragments of up to three
+// sources' logged prompts, among random words.
+func (g *generator) trigger(r *row) (string, error) {
+	t := &g.tenants[r.tenant]
+	t.recipient = true
+	t.lastTrigTs = r.ts
+	srcs := make([]src, 0, len(r.sources))
+	for o, n := range r.sources {
+		srcs = append(srcs, src{o, n})
+	}
+	sort.Slice(srcs, func(i, j int) bool { return srcs[i].own.id < srcs[j].own.id })
+
+	rng := rand.New(rand.NewPCG(r.own.textSeed, 0x74726967))
+	leaked := map[*owner]bool{}
+	resp := ""
+	if t.logsText {
+		// The response is generated from stale KV: inject from the sources
+		// holding the most stale slots, among those whose prompt is logged.
+		cand := make([]src, 0, len(srcs))
+		for _, s := range srcs {
+			if s.own.hasText {
+				cand = append(cand, s)
+			}
+		}
+		sort.SliceStable(cand, func(i, j int) bool { return cand[i].slots > cand[j].slots })
+		k := min(len(cand), 1+rng.IntN(3))
+		parts := []string{strings.Join(randomWords(rng, 3+rng.IntN(4)), " ")}
+		for _, s := range cand[:k] {
+			w := promptWords(s.own.textSeed)
+			n := 12 + rng.IntN(5)
+			at := rng.IntN(len(w) - n + 1)
+			parts = append(parts, strings.Join(w[at:at+n], " "), strings.Join(randomWords(rng, 2+rng.IntN(3)), " "))
+			leaked[s.own] = true
+		}
+		resp = strings.Join(parts, " ")
+	}
+
+	g.sum.Triggers++
+	g.sum.UnknownSlots += r.unknown
+	if err := g.tr.trigger(r, g.tenants[r.tenant].id); err != nil {
+		return "", err
+	}
+	for _, s := range srcs {
+		self := s.own.tenant == r.tenant
+		if !self {
+			g.sum.CrossTenant++
+			g.tenants[s.own.tenant].crossSrc = true
+		}
+		if leaked[s.own] {
+			g.sum.ConfirmedTruth++
+		}
+		g.sum.TruthExposures++
+		if err := g.tr.exposure(s.own.id, r.id, g.tenants[s.own.tenant].id, t.id, s.slots, leaked[s.own], self); err != nil {
+			return "", err
+		}
+	}
+	return resp, nil
+}
+
+// finish closes the logs and truth and writes incident.yaml, capacity.csv
+// and tenants.csv.
+func (g *generator) finish() error {
+	files, lines, err := g.out.close()
+	if err != nil {
+		return err
+	}
+	g.sum.Lines = lines
+	g.sum.Files = append(g.sum.Files, files...)
+	tf, err := g.tr.close()
+	if err != nil {
+		return err
+	}
+	g.sum.Files = append(g.sum.Files, tf...)
+	for _, t := range g.tenants {
+		if t.recipient {
+			g.sum.Recipients++
+		}
+		if t.crossSrc {
+			g.sum.Sources++
+		}
+	}
+	if err := g.writeCapacity(); err != nil {
+		return err
+	}
+	if err := g.writeIncident(); err != nil {
+		return err
+	}
+	return g.writeTenants()
+}
