@@ -1,0 +1,23 @@
+-- Report per-day counts (UTC days) over the exposure window and any trigger outside it: affected requests, recipient tenants, cross-tenant exposures.
+-- args: TIMESTAMPTZ '2026-08-31T00:00:00Z', TIMESTAMPTZ '2026-09-02T12:00:00Z'
+WITH bounds AS (
+    SELECT least(CAST($1 AS TIMESTAMPTZ), min(ts)) AS lo,
+           greatest(CAST($2 AS TIMESTAMPTZ) - INTERVAL 1 MICROSECOND, max(ts)) AS hi
+    FROM affected_requests
+), days AS (
+    SELECT CAST(d AS DATE) AS day
+    FROM bounds, generate_series(date_trunc('day', lo), date_trunc('day', hi), INTERVAL 1 DAY) g(d)
+), aff AS (
+    SELECT CAST(ts AS DATE) AS day, count(*) AS affected_requests,
+           count(DISTINCT tenant_id) AS recipient_tenants
+    FROM affected_requests GROUP BY ALL
+), expo AS (
+    SELECT CAST(trigger_ts AS DATE) AS day, count(*) AS cross_exposures
+    FROM exposures WHERE NOT self_exposure GROUP BY ALL
+)
+SELECT days.day,
+       coalesce(aff.affected_requests, 0) AS affected_requests,
+       coalesce(aff.recipient_tenants, 0) AS recipient_tenants,
+       coalesce(expo.cross_exposures, 0) AS cross_exposures
+FROM days LEFT JOIN aff USING (day) LEFT JOIN expo USING (day)
+ORDER BY days.day;

@@ -1,0 +1,5 @@
+-- Report ingest ledger: every input file with its SHA-256, size and row counts, in load order.
+SELECT file_id, path, name, format, compression, preset, size_bytes, sha256,
+       rows_read, rows_loaded, rows_rejected, rows_duplicate, name_reused, loaded_at
+FROM ingest_files
+ORDER BY file_id;

@@ -1,0 +1,28 @@
+-- Report prompt-length series of the in-scope models ($1): every trigger, and all other requests or, above $2 points, the shortest and longest in each of $3 time slices.
+-- args: ['glm-5.3'], 1000, 500
+WITH scope AS (
+    SELECT r.row_id, r.ts, r.prompt_tokens, a.row_id IS NOT NULL AS is_trigger
+    FROM requests r LEFT JOIN affected_requests a ON a.row_id = r.row_id
+    WHERE list_contains(CAST($1 AS VARCHAR[]), r.model)
+), n AS (
+    SELECT count(*) AS total, min(epoch_us(ts)) AS lo, max(epoch_us(ts)) AS hi FROM scope
+), others AS (
+    SELECT s.*, CAST(floor((epoch_us(s.ts) - n.lo) * CAST($3 AS DOUBLE) / greatest(n.hi - n.lo + 1, 1)) AS BIGINT) AS slice
+    FROM scope s, n
+    WHERE NOT s.is_trigger
+), extremes AS (
+    -- (prompt_tokens, row_id) is unique, so the kept rows do not depend on scan order.
+    SELECT min((prompt_tokens, row_id)) AS lo_key, max((prompt_tokens, row_id)) AS hi_key
+    FROM others GROUP BY slice
+), kept AS (
+    SELECT row_id FROM scope WHERE is_trigger
+    UNION
+    SELECT row_id FROM others, n WHERE n.total <= $2
+    UNION
+    SELECT k.lo_key[2] FROM extremes k, n WHERE n.total > $2
+    UNION
+    SELECT k.hi_key[2] FROM extremes k, n WHERE n.total > $2
+)
+SELECT s.ts, s.prompt_tokens, s.is_trigger, n.total
+FROM scope s JOIN kept USING (row_id), n
+ORDER BY s.ts, s.row_id;

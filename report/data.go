@@ -1,0 +1,227 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/queries"
+)
+
+// Summary is the one row of queries/report_summary.sql.
+type Summary struct {
+	Requests            int64
+	Files               int64
+	RowsRead            int64
+	RowsLoaded          int64
+	RowsRejected        int64
+	RowsDuplicate       int64
+	Bytes               int64
+	AffectedRequests    int64
+	AffectedNoDecode    int64
+	UnknownSlots        int64
+	FirstTrigger        *time.Time
+	LastTrigger         *time.Time
+	Exposures           int64
+	CrossExposures      int64
+	SelfExposures       int64
+	SourceRequests      int64
+	TenantsListed       int64
+	RecipientTenants    int64
+	SourceTenants       int64
+	BothTenants         int64
+	NoticesDrafted      int64
+	TenantNotices       int64
+	RegulatorNotices    int64
+	NoticesReady        int64
+	NoticesBlocked      int64
+	NoticesCannotNotify int64
+	NoticesSent         int64
+	NoticesFailed       int64
+	RegulatorSentAt     *time.Time
+	AnalysisRuns        int64
+}
+
+// TierRow is one row of queries/report_tiers.sql.
+type TierRow struct {
+	Tier             string
+	Exposures        int64
+	CrossExposures   int64
+	SelfExposures    int64
+	SourceRequests   int64
+	SourceTenants    int64
+	RecipientTenants int64
+}
+
+// DayRow is one row of queries/report_daily.sql.
+type DayRow struct {
+	Day              time.Time
+	AffectedRequests int64
+	RecipientTenants int64
+	CrossExposures   int64
+}
+
+// Event is one row of queries/report_timeline.sql.
+type Event struct {
+	Event  string
+	TS     time.Time
+	Source string
+}
+
+// MapRow is one row of queries/report_tenant_map.sql.
+type MapRow struct {
+	Recipient    string
+	Source       string
+	Tier         string
+	TierRank     int
+	Exposures    int64
+	SelfExposure bool
+}
+
+// Point is one row of queries/report_prompt_series.sql.
+type Point struct {
+	TS           time.Time
+	PromptTokens int64
+	Trigger      bool
+}
+
+// Series is the prompt-length series drawn on the page.
+type Series struct {
+	Points   []Point
+	Total    int64 // in-scope requests in the case
+	Sampled  bool  // Points holds fewer rows than Total
+	Triggers int64
+}
+
+// caseData is everything small that the workbook and the page share; the
+// big evidence tables are streamed from their queries instead.
+type caseData struct {
+	inc      *incident.Incident
+	asOf     time.Time
+	summary  Summary
+	tiers    []TierRow
+	days     []DayRow
+	timeline []Event
+	tmap     []MapRow
+	series   Series
+	reg      []RegField
+}
+
+// Sampling limits of the prompt-length chart: above maxPoints in-scope
+// requests, keep every trigger and the extremes of each of seriesSlices
+// time slices, so the envelope of the scatter survives.
+const (
+	maxPoints    = 4000
+	seriesSlices = 1000
+)
+
+func loadCase(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time.Time) (*caseData, error) {
+	d := &caseData{inc: inc, asOf: asOf}
+	s := &d.summary
+	var first, last, regSent sql.NullTime
+	err := db.QueryRowContext(ctx, query("report_summary")).Scan(
+		&s.Requests, &s.Files, &s.RowsRead, &s.RowsLoaded, &s.RowsRejected, &s.RowsDuplicate, &s.Bytes,
+		&s.AffectedRequests, &s.AffectedNoDecode, &s.UnknownSlots, &first, &last,
+		&s.Exposures, &s.CrossExposures, &s.SelfExposures, &s.SourceRequests,
+		&s.TenantsListed, &s.RecipientTenants, &s.SourceTenants, &s.BothTenants,
+		&s.NoticesDrafted, &s.TenantNotices, &s.RegulatorNotices, &s.NoticesReady, &s.NoticesBlocked, &s.NoticesCannotNotify,
+		&s.NoticesSent, &s.NoticesFailed, &regSent, &s.AnalysisRuns)
+	if err != nil {
+		return nil, fmt.Errorf("report summary: %w", err)
+	}
+	s.FirstTrigger, s.LastTrigger, s.RegulatorSentAt = nullTime(first), nullTime(last), nullTime(regSent)
+
+	if err := scanAll(ctx, db, "report_tiers", nil, func(r *sql.Rows) error {
+		var t TierRow
+		err := r.Scan(&t.Tier, &t.Exposures, &t.CrossExposures, &t.SelfExposures, &t.SourceRequests, &t.SourceTenants, &t.RecipientTenants)
+		d.tiers = append(d.tiers, t)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := scanAll(ctx, db, "report_daily", []any{inc.WindowStart, inc.WindowEnd}, func(r *sql.Rows) error {
+		var x DayRow
+		err := r.Scan(&x.Day, &x.AffectedRequests, &x.RecipientTenants, &x.CrossExposures)
+		x.Day = x.Day.UTC()
+		d.days = append(d.days, x)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	tlArgs := []any{timeArg(inc.LaunchedAt), inc.WindowStart, inc.WindowEnd, timeArg(inc.DiscoveredAt),
+		timeArg(inc.AwareAt), timeArg(inc.ContainedAt), asOf}
+	if err := scanAll(ctx, db, "report_timeline", tlArgs, func(r *sql.Rows) error {
+		var e Event
+		err := r.Scan(&e.Event, &e.TS, &e.Source)
+		e.TS = e.TS.UTC()
+		d.timeline = append(d.timeline, e)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := scanAll(ctx, db, "report_tenant_map", nil, func(r *sql.Rows) error {
+		var m MapRow
+		err := r.Scan(&m.Recipient, &m.Source, &m.Tier, &m.TierRank, &m.Exposures, &m.SelfExposure)
+		d.tmap = append(d.tmap, m)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := scanAll(ctx, db, "report_prompt_series", []any{inc.Models, maxPoints, seriesSlices}, func(r *sql.Rows) error {
+		var p Point
+		err := r.Scan(&p.TS, &p.PromptTokens, &p.Trigger, &d.series.Total)
+		p.TS = p.TS.UTC()
+		if p.Trigger {
+			d.series.Triggers++
+		}
+		d.series.Points = append(d.series.Points, p)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	d.series.Sampled = int64(len(d.series.Points)) < d.series.Total
+	d.reg = regulatorFields(d)
+	return d, nil
+}
+
+// query returns a query's SQL without its trailing semicolon, so it can be
+// wrapped in COPY or a subquery.
+func query(name string) string {
+	return strings.TrimSuffix(strings.TrimSpace(queries.Get(name)), ";")
+}
+
+func scanAll(ctx context.Context, db *sql.DB, name string, args []any, each func(*sql.Rows) error) error {
+	rows, err := db.QueryContext(ctx, query(name), args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+func nullTime(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
+}
+
+// timeArg passes an optional time as a typed NULL or a value.
+func timeArg(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return *t
+}

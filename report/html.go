@@ -1,0 +1,159 @@
+package report
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"html/template"
+	"io"
+	"sync"
+
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/templates"
+)
+
+var (
+	pageOnce sync.Once
+	pageTmpl *template.Template
+	pageErr  error
+)
+
+// page parses templates/report/*.html once.
+func page() (*template.Template, error) {
+	pageOnce.Do(func() {
+		pageTmpl, pageErr = template.New("report").Funcs(template.FuncMap{
+			"tierColor": func(t string) string { return tierColor[t] },
+			"value":     formatValue,
+			"num":       thousands,
+			"utc":       incident.FormatTime,
+		}).ParseFS(templates.FS, "report/*.html")
+	})
+	return pageTmpl, pageErr
+}
+
+// Row caps of the page's tables: the page is for reading at a glance, the
+// workbook and the exports hold every row.
+var htmlRowCap = map[string]int{
+	"Tenants": 500, "Exposures": 300, "Affected requests": 500, "Ingest": 500, "Rejected rows": 200,
+}
+
+type htmlTable struct {
+	ID    string
+	Title string
+	Cols  []string
+	Num   []bool
+	Rows  [][]string
+	Total int64
+}
+
+func (t htmlTable) Truncated() bool { return int64(len(t.Rows)) < t.Total }
+
+type sumGroup struct {
+	Name  string
+	Items []fmtItem
+}
+
+type fmtItem struct {
+	Label, Value string
+	Num          bool
+}
+
+type pageData struct {
+	ID, Title, AsOf, Models string
+	Window                  string
+	Headline                []fmtItem
+	Summary                 []sumGroup
+	Tiers                   []TierRow
+	Regulator               []RegField
+	Timeline                []Event
+	PromptSVG               template.HTML
+	PromptNote              string
+	DailySVG                template.HTML
+	MapSVG                  template.HTML
+	MapNote                 string
+	Tables                  []htmlTable
+	Files                   []string
+}
+
+// writeHTML renders report.html from the case data and capped queries of
+// the sheets' tables.
+func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files []string) error {
+	t, err := page()
+	if err != nil {
+		return fmt.Errorf("report templates: %w", err)
+	}
+	s := d.summary
+	p := pageData{
+		ID: d.inc.ID, Title: d.inc.Title, AsOf: incident.FormatTime(d.asOf),
+		Window:    incident.FormatTime(d.inc.WindowStart) + " – " + incident.FormatTime(d.inc.WindowEnd),
+		Regulator: d.reg, Timeline: d.timeline, Tiers: d.tiers, Files: files,
+		DailySVG: template.HTML(dailyChart(d.days)),
+	}
+	p.Headline = []fmtItem{
+		{"affected requests", thousands(s.AffectedRequests), true},
+		{"recipient tenants", thousands(s.RecipientTenants), true},
+		{"source tenants", thousands(s.SourceTenants), true},
+		{"cross-tenant exposures", thousands(s.CrossExposures), true},
+		{"notices drafted", thousands(s.NoticesDrafted), true},
+		{"notices sent", thousands(s.NoticesSent), true},
+	}
+	for _, it := range summaryItems(d) {
+		if len(p.Summary) == 0 || p.Summary[len(p.Summary)-1].Name != it.Group {
+			p.Summary = append(p.Summary, sumGroup{Name: it.Group})
+		}
+		g := &p.Summary[len(p.Summary)-1]
+		_, num := it.Value.(int64)
+		g.Items = append(g.Items, fmtItem{it.Label, formatValue(it.Value), num})
+	}
+	p.PromptSVG = template.HTML(promptChart(d))
+	if d.series.Sampled {
+		p.PromptNote = fmt.Sprintf("Drawn: %s of %s requests (every one of the %s affected requests, and the shortest and longest other request in each of %d time slices).",
+			thousands(int64(len(d.series.Points))), thousands(d.series.Total), thousands(d.series.Triggers), seriesSlices)
+	} else {
+		p.PromptNote = fmt.Sprintf("Drawn: all %s requests to the models in scope, %s of them affected.", thousands(d.series.Total), thousands(d.series.Triggers))
+	}
+	mapSVG, mapNote := tenantMap(d.tmap)
+	p.MapSVG, p.MapNote = template.HTML(mapSVG), mapNote
+	for i, tb := range append(evidenceTables(), ledgerTables()...) {
+		ht, err := htmlRows(ctx, db, tb, htmlRowCap[tb.sheet])
+		if err != nil {
+			return fmt.Errorf("%s table: %w", tb.sheet, err)
+		}
+		ht.ID = fmt.Sprintf("table-%d", i+1)
+		p.Tables = append(p.Tables, ht)
+	}
+	return t.ExecuteTemplate(w, "page", p)
+}
+
+func htmlRows(ctx context.Context, db *sql.DB, tb table, limit int) (htmlTable, error) {
+	ht := htmlTable{Title: tb.sheet}
+	for _, c := range tb.cols {
+		ht.Cols = append(ht.Cols, c.name)
+		ht.Num = append(ht.Num, c.kind == kInt || c.kind == kID)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ("+tb.sql+")").Scan(&ht.Total); err != nil {
+		return ht, err
+	}
+	rows, err := db.QueryContext(ctx, fmt.Sprintf("SELECT * FROM (%s) LIMIT %d", tb.sql, limit))
+	if err != nil {
+		return ht, err
+	}
+	defer rows.Close()
+	sc := newScanner(tb.cols)
+	vals := make([]any, len(tb.cols))
+	for rows.Next() {
+		if err := sc.scan(rows, vals); err != nil {
+			return ht, err
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			if tb.cols[i].kind == kID && v != nil {
+				row[i] = fmt.Sprint(v)
+			} else {
+				row[i] = formatValue(v)
+			}
+		}
+		ht.Rows = append(ht.Rows, row)
+	}
+	return ht, rows.Err()
+}

@@ -1,0 +1,402 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leakmap/leakmap/incident"
+)
+
+// Charts are built as SVG text here, from the same rows the workbook
+// holds; every label is escaped, so the result is safe to inline.
+
+// Tier colours, shared by the charts and the page's CSS.
+var tierColor = map[string]string{"confirmed": "#b3261e", "probable": "#e8710a", "possible": "#f2c230"}
+
+func esc(s string) string { return html.EscapeString(s) }
+
+func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
+
+// compact writes a token count as 681k, 1.05M.
+func compact(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.2f", v/1e6), "0"), ".0") + "M"
+	case v >= 1e3:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", v/1e3), ".0") + "k"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+type timeScale struct {
+	t0, t1 time.Time
+	x0, x1 float64
+}
+
+func (s timeScale) x(t time.Time) float64 {
+	span := s.t1.Sub(s.t0).Seconds()
+	if span <= 0 {
+		return s.x0
+	}
+	return s.x0 + (s.x1-s.x0)*t.Sub(s.t0).Seconds()/span
+}
+
+// promptChart draws prompt length (log scale) over time for the in-scope
+// models, the prefill pool threshold(s) as step lines, and the exposure
+// window shaded.
+func promptChart(d *caseData) string {
+	const W, H, ml, mr, mt, mb = 1000.0, 420.0, 64.0, 150.0, 28.0, 44.0
+	inc := d.inc
+	pts := d.series.Points
+	t0, t1 := inc.WindowStart, inc.WindowEnd
+	var maxTok float64 = float64(inc.Capacity.PrefillPoolTokens)
+	if inc.Capacity.MaxContextTokens > 0 {
+		maxTok = math.Max(maxTok, float64(inc.Capacity.MaxContextTokens))
+	}
+	for _, p := range pts {
+		if p.TS.Before(t0) {
+			t0 = p.TS
+		}
+		if p.TS.After(t1) {
+			t1 = p.TS
+		}
+		maxTok = math.Max(maxTok, float64(p.PromptTokens))
+	}
+	for _, ch := range inc.Capacity.Timeline {
+		if ch.Role == incident.RolePrefill {
+			maxTok = math.Max(maxTok, float64(ch.PoolTokens))
+		}
+	}
+	pad := t1.Sub(t0) / 50
+	t0, t1 = t0.Add(-pad), t1.Add(pad)
+	xs := timeScale{t0, t1, ml, W - mr}
+	decades := math.Ceil(math.Log10(maxTok * 1.5))
+	y := func(v float64) float64 {
+		v = math.Max(v, 1)
+		return H - mb - (H-mb-mt)*math.Log10(v)/decades
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-labelledby="pl-title" class="chart" id="chart-prompt">`, W, H)
+	fmt.Fprintf(&b, `<title id="pl-title">Prompt length over time, %s, log scale</title>`, esc(strings.Join(inc.Models, ", ")))
+	// Exposure window.
+	wx0, wx1 := xs.x(inc.WindowStart), xs.x(inc.WindowEnd)
+	fmt.Fprintf(&b, `<rect class="window" x="%s" y="%s" width="%s" height="%s" fill="#fdecea"/>`, f1(wx0), f1(mt), f1(wx1-wx0), f1(H-mb-mt))
+	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#8a1c1c">exposure window</text>`, f1(wx0+4), f1(mt+12))
+	// Decades.
+	for k := 0.0; k <= decades; k++ {
+		yy := y(math.Pow(10, k))
+		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#ddd"/>`, f1(ml), f1(W-mr), f1(yy), f1(yy))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">%s</text>`, f1(ml-6), f1(yy+4), compact(math.Pow(10, k)))
+	}
+	timeAxis(&b, xs, H-mb, mt)
+	// Incident times as dashed markers.
+	for _, m := range []struct {
+		label string
+		t     *time.Time
+	}{{"discovered", inc.DiscoveredAt}, {"aware", inc.AwareAt}, {"contained", inc.ContainedAt}} {
+		if m.t == nil || m.t.Before(t0) || m.t.After(t1) {
+			continue
+		}
+		x := xs.x(*m.t)
+		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#555" stroke-dasharray="2 3"/>`, f1(x), f1(x), f1(mt), f1(H-mb))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" fill="#333" transform="rotate(-90 %s %s)" text-anchor="end">%s</text>`,
+			f1(x-3), f1(mt+4), f1(x-3), f1(mt+4), esc(m.label))
+	}
+	// Points: one path per class, a zero-length round-capped segment per
+	// request, which keeps a large scatter small.
+	var grey, red strings.Builder
+	for _, p := range pts {
+		dst := &grey
+		if p.Trigger {
+			dst = &red
+		}
+		fmt.Fprintf(dst, "M%s %sh0", f1(xs.x(p.TS)), f1(y(float64(p.PromptTokens))))
+	}
+	if grey.Len() > 0 {
+		fmt.Fprintf(&b, `<path class="requests" d="%s" stroke="#5b6b7f" stroke-opacity="0.55" stroke-width="3" stroke-linecap="round" fill="none"/>`, grey.String())
+	}
+	if red.Len() > 0 {
+		fmt.Fprintf(&b, `<path class="triggers" d="%s" stroke="#b3261e" stroke-width="7" stroke-linecap="round" fill="none"/>`, red.String())
+	}
+	// Threshold lines: the default pool, and each prefill instance of the
+	// capacity timeline as a step line.
+	line := func(label string, steps []step, color, dash string, labelY *float64) {
+		var path strings.Builder
+		for i, s := range steps {
+			x0, x1 := xs.x(s.from), xs.x(t1)
+			if i+1 < len(steps) {
+				x1 = xs.x(steps[i+1].from)
+			}
+			yy := y(float64(s.tokens))
+			if i == 0 {
+				fmt.Fprintf(&path, "M%s %s", f1(x0), f1(yy))
+			} else {
+				fmt.Fprintf(&path, "V%s", f1(yy))
+			}
+			fmt.Fprintf(&path, "H%s", f1(x1))
+		}
+		fmt.Fprintf(&b, `<path class="threshold" d="%s" stroke="%s" stroke-width="1.6" fill="none"%s/>`, path.String(), color, dash)
+		last := steps[len(steps)-1]
+		ly := y(float64(last.tokens)) + 4
+		if labelY != nil && math.Abs(ly-*labelY) < 12 {
+			ly = *labelY + 12
+		}
+		if labelY != nil {
+			*labelY = ly
+		}
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s">%s</text>`, f1(W-mr+6), f1(ly), color, esc(label))
+	}
+	var lastY float64 = -100
+	if inc.Capacity.MaxContextTokens > 0 {
+		line("max context "+compact(float64(inc.Capacity.MaxContextTokens)), []step{{t0, inc.Capacity.MaxContextTokens}}, "#777", ` stroke-dasharray="6 4"`, &lastY)
+	}
+	line("prefill pool "+compact(float64(inc.Capacity.PrefillPoolTokens)), []step{{t0, inc.Capacity.PrefillPoolTokens}}, "#1f5fa8", "", &lastY)
+	for i, inst := range prefillSteps(inc, t0) {
+		if i == 6 {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" fill="#1f5fa8">(more instances in the capacity timeline)</text>`, f1(W-mr+6), f1(lastY+12))
+			break
+		}
+		line(inst.name+" pool", inst.steps, "#1f5fa8", ` stroke-dasharray="3 2"`, &lastY)
+	}
+	// Axes frame and legend.
+	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999"/>`, f1(ml), f1(mt), f1(W-mr-ml), f1(H-mb-mt))
+	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#444">prompt tokens (log)</text>`, f1(4), f1(mt-10))
+	return b.String() + "</svg>"
+}
+
+type step struct {
+	from   time.Time
+	tokens int64
+}
+
+type instSteps struct {
+	name  string
+	steps []step
+}
+
+// prefillSteps turns the capacity timeline into one step line per prefill
+// instance, starting at the incident default.
+func prefillSteps(inc *incident.Incident, t0 time.Time) []instSteps {
+	by := map[string][]step{}
+	var names []string
+	for _, ch := range inc.Capacity.Timeline {
+		if ch.Role != incident.RolePrefill {
+			continue
+		}
+		if _, ok := by[ch.Instance]; !ok {
+			names = append(names, ch.Instance)
+			by[ch.Instance] = []step{{t0, inc.Capacity.PrefillPoolTokens}}
+		}
+		from := ch.ValidFrom
+		if from.Before(t0) {
+			from = t0
+		}
+		by[ch.Instance] = append(by[ch.Instance], step{from, ch.PoolTokens})
+	}
+	sort.Strings(names)
+	out := make([]instSteps, 0, len(names))
+	for _, n := range names {
+		out = append(out, instSteps{n, by[n]})
+	}
+	return out
+}
+
+// timeAxis draws day ticks (or fewer, for long ranges) along the bottom.
+func timeAxis(b *strings.Builder, xs timeScale, yBase, yTop float64) {
+	days := xs.t1.Sub(xs.t0).Hours() / 24
+	stepDays := 1
+	for float64(stepDays)*14 < days {
+		stepDays *= 2
+	}
+	start := time.Date(xs.t0.Year(), xs.t0.Month(), xs.t0.Day(), 0, 0, 0, 0, time.UTC)
+	if days < 2 {
+		// A short case: ticks every 6 hours.
+		for t := start; !t.After(xs.t1); t = t.Add(6 * time.Hour) {
+			if t.Before(xs.t0) {
+				continue
+			}
+			x := xs.x(t)
+			fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#999"/>`, f1(x), f1(x), f1(yBase), f1(yBase+4))
+			fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" text-anchor="middle" fill="#444">%s</text>`, f1(x), f1(yBase+16), t.Format("01-02 15h"))
+		}
+		return
+	}
+	for t := start; !t.After(xs.t1); t = t.AddDate(0, 0, stepDays) {
+		if t.Before(xs.t0) {
+			continue
+		}
+		x := xs.x(t)
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#eee"/>`, f1(x), f1(x), f1(yTop), f1(yBase))
+		fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" text-anchor="middle" fill="#444">%s</text>`, f1(x), f1(yBase+16), t.Format("01-02"))
+	}
+	fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">UTC</text>`, f1(xs.x1), f1(yBase+32))
+}
+
+// dailyChart draws affected requests per UTC day as bars.
+func dailyChart(days []DayRow) string {
+	const W, H, ml, mr, mt, mb = 1000.0, 260.0, 64.0, 20.0, 20.0, 44.0
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-labelledby="pd-title" class="chart" id="chart-daily">`, W, H)
+	b.WriteString(`<title id="pd-title">Affected requests per day (UTC)</title>`)
+	var top int64
+	for _, d := range days {
+		top = max(top, d.AffectedRequests)
+	}
+	tick := niceStep(float64(top))
+	ymax := math.Max(tick, math.Ceil(float64(top)/tick)*tick)
+	y := func(v float64) float64 { return H - mb - (H-mb-mt)*v/ymax }
+	for v := 0.0; v <= ymax+tick/2; v += tick {
+		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#ddd"/>`, f1(ml), f1(W-mr), f1(y(v)), f1(y(v)))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">%s</text>`, f1(ml-6), f1(y(v)+4), thousands(int64(v)))
+	}
+	n := float64(max(len(days), 1))
+	bw := (W - ml - mr) / n
+	every := int(math.Ceil(n / 16))
+	for i, d := range days {
+		x := ml + bw*float64(i)
+		h := y(0) - y(float64(d.AffectedRequests))
+		fmt.Fprintf(&b, `<rect class="bar" data-day="%s" data-value="%d" x="%s" y="%s" width="%s" height="%s" fill="#b3261e"><title>%s: %s affected requests</title></rect>`,
+			d.Day.Format("2006-01-02"), d.AffectedRequests, f1(x+bw*0.15), f1(y(float64(d.AffectedRequests))), f1(bw*0.7), f1(h),
+			d.Day.Format("2006-01-02"), thousands(d.AffectedRequests))
+		if d.AffectedRequests > 0 && len(days) <= 40 {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="middle" fill="#222">%s</text>`, f1(x+bw/2), f1(y(float64(d.AffectedRequests))-3), thousands(d.AffectedRequests))
+		}
+		if i%every == 0 {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="middle" fill="#444">%s</text>`, f1(x+bw/2), f1(H-mb+16), d.Day.Format("01-02"))
+		}
+	}
+	fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#999"/>`, f1(ml), f1(W-mr), f1(y(0)), f1(y(0)))
+	return b.String() + "</svg>"
+}
+
+// niceStep picks a 1-2-5 grid step giving about four lines up to top.
+func niceStep(top float64) float64 {
+	if top <= 4 {
+		return 1
+	}
+	raw := top / 4
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// Limits of the tenant map; larger cases show the tenants with the most
+// exposures and say so.
+const (
+	mapMaxRecipients = 60
+	mapMaxSources    = 90
+)
+
+// tenantMap draws a matrix: one row per recipient tenant, one column per
+// source tenant, each cell coloured by the strongest tier.
+func tenantMap(rows []MapRow) (svg string, note string) {
+	recips, srcs := topTenants(rows, func(m MapRow) string { return m.Recipient }, mapMaxRecipients),
+		topTenants(rows, func(m MapRow) string { return m.Source }, mapMaxSources)
+	ri, si := index(recips), index(srcs)
+	nr, ns := countDistinct(rows, func(m MapRow) string { return m.Recipient }), countDistinct(rows, func(m MapRow) string { return m.Source })
+	if len(recips) < nr || len(srcs) < ns {
+		note = fmt.Sprintf("Showing the %d of %d recipient tenants and %d of %d source tenants with the most exposures; the Exposures sheet has them all.",
+			len(recips), nr, len(srcs), ns)
+	}
+	const cell, ml0, mt0 = 18.0, 8.0, 8.0
+	labelW := 8.0 + 7*float64(maxLen(recips))
+	labelH := 12.0 + 5.5*float64(maxLen(srcs))
+	ml, mt := ml0+labelW, mt0+labelH
+	W := ml + cell*float64(len(srcs)) + 20
+	H := mt + cell*float64(len(recips)) + 40
+	W = math.Max(W, 520)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" role="img" aria-labelledby="tm-title" class="chart" id="chart-tenants">`, W, H, W)
+	b.WriteString(`<title id="tm-title">Tenant exposure map: recipient tenants (rows) and their source tenants (columns), by strongest tier</title>`)
+	for i, r := range recips {
+		yy := mt + cell*float64(i)
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#222">%s</text>`, f1(ml-4), f1(yy+cell-5), esc(r))
+		if i%2 == 0 {
+			fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="#f4f6f9"/>`, f1(ml), f1(yy), f1(cell*float64(len(srcs))), f1(cell))
+		}
+	}
+	for j, s := range srcs {
+		xx := ml + cell*float64(j) + cell/2 + 3
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#222" transform="rotate(-60 %s %s)">%s</text>`, f1(xx), f1(mt-4), f1(xx), f1(mt-4), esc(s))
+	}
+	for _, m := range rows {
+		i, ok1 := ri[m.Recipient]
+		j, ok2 := si[m.Source]
+		if !ok1 || !ok2 {
+			continue
+		}
+		x, yy := ml+cell*float64(j)+1, mt+cell*float64(i)+1
+		tip := fmt.Sprintf("%s → %s: %s, %s exposures", m.Source, m.Recipient, m.Tier, thousands(m.Exposures))
+		if m.SelfExposure {
+			fmt.Fprintf(&b, `<rect class="cell self" x="%s" y="%s" width="%s" height="%s" fill="#fff" stroke="#777" stroke-dasharray="2 1"><title>%s (self-exposure, not a leak)</title></rect>`,
+				f1(x), f1(yy), f1(cell-2), f1(cell-2), esc(tip))
+			continue
+		}
+		fmt.Fprintf(&b, `<rect class="cell" data-recipient="%s" data-source="%s" data-tier="%s" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
+			esc(m.Recipient), esc(m.Source), esc(m.Tier), f1(x), f1(yy), f1(cell-2), f1(cell-2), tierColor[m.Tier], esc(tip))
+	}
+	// Legend.
+	lx, ly := ml, mt+cell*float64(len(recips))+18
+	for _, t := range []string{"confirmed", "probable", "possible"} {
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="12" height="12" fill="%s"/><text x="%s" y="%s" font-size="11" fill="#222">%s</text>`, f1(lx), f1(ly), tierColor[t], f1(lx+16), f1(ly+10), t)
+		lx += 90
+	}
+	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="12" height="12" fill="#fff" stroke="#777" stroke-dasharray="2 1"/><text x="%s" y="%s" font-size="11" fill="#222">self (not a leak)</text>`, f1(lx), f1(ly), f1(lx+16), f1(ly+10))
+	fmt.Fprintf(&b, `<text x="4" y="%s" font-size="10" fill="#555">rows: recipients · columns: sources</text>`, f1(mt0+6))
+	return b.String() + "</svg>", note
+}
+
+// topTenants returns up to n tenant ids with the most exposures, in id order.
+func topTenants(rows []MapRow, key func(MapRow) string, n int) []string {
+	count := map[string]int64{}
+	for _, m := range rows {
+		count[key(m)] += m.Exposures
+	}
+	ids := make([]string, 0, len(count))
+	for id := range count {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		if count[ids[i]] != count[ids[j]] {
+			return count[ids[i]] > count[ids[j]]
+		}
+		return ids[i] < ids[j]
+	})
+	if len(ids) > n {
+		ids = ids[:n]
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+func countDistinct(rows []MapRow, key func(MapRow) string) int {
+	seen := map[string]bool{}
+	for _, m := range rows {
+		seen[key(m)] = true
+	}
+	return len(seen)
+}
+
+func index(ids []string) map[string]int {
+	m := make(map[string]int, len(ids))
+	for i, id := range ids {
+		m[id] = i
+	}
+	return m
+}
+
+func maxLen(ids []string) int {
+	n := 0
+	for _, s := range ids {
+		n = max(n, len([]rune(s)))
+	}
+	return n
+}

@@ -1,0 +1,399 @@
+package report
+
+import (
+	"archive/zip"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/xuri/excelize/v2"
+)
+
+// maxSheetRows is Excel's row limit less the header row; longer tables
+// continue on sheets named "Exposures (2)", "Exposures (3)", ...
+var maxSheetRows = 1048575
+
+type styles struct {
+	header, title, date, day, count, id, wrap int
+}
+
+func newStyles(f *excelize.File) (*styles, error) {
+	var s styles
+	var err error
+	mk := func(dst *int, st *excelize.Style) {
+		if err == nil {
+			*dst, err = f.NewStyle(st)
+		}
+	}
+	dateFmt, dayFmt := "yyyy-mm-dd hh:mm:ss", "yyyy-mm-dd"
+	mk(&s.header, &excelize.Style{Font: &excelize.Font{Bold: true},
+		Fill:   excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"DDE4EE"}},
+		Border: []excelize.Border{{Type: "bottom", Color: "7F8FA6", Style: 1}}})
+	mk(&s.title, &excelize.Style{Font: &excelize.Font{Bold: true, Size: 14}})
+	mk(&s.date, &excelize.Style{CustomNumFmt: &dateFmt})
+	mk(&s.day, &excelize.Style{CustomNumFmt: &dayFmt})
+	mk(&s.count, &excelize.Style{NumFmt: 3})
+	mk(&s.id, &excelize.Style{NumFmt: 1})
+	mk(&s.wrap, &excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}})
+	return &s, err
+}
+
+func (s *styles) forKind(k kind) int {
+	switch k {
+	case kInt:
+		return s.count
+	case kID:
+		return s.id
+	case kTime:
+		return s.date
+	case kDate:
+		return s.day
+	}
+	return 0
+}
+
+// styleFor picks the cell style of a free-typed value (summary, regulator).
+func (s *styles) styleFor(v any) int {
+	switch v.(type) {
+	case int64:
+		return s.count
+	case time.Time:
+		return s.date
+	}
+	return s.wrap
+}
+
+// writeWorkbook writes report.xlsx to path. Small sheets are set cell by
+// cell; the evidence and ledger tables are streamed from their queries.
+func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string) error {
+	f := excelize.NewFile()
+	defer f.Close()
+	st, err := newStyles(f)
+	if err != nil {
+		return fmt.Errorf("workbook styles: %w", err)
+	}
+	// Fixed document times make two runs with the same as_of identical.
+	stamp := d.asOf.UTC().Format(time.RFC3339)
+	if err := f.SetDocProps(&excelize.DocProperties{Creator: "leakmap", LastModifiedBy: "leakmap",
+		Title: "leakmap case report " + d.inc.ID, Created: stamp, Modified: stamp, Language: "en"}); err != nil {
+		return fmt.Errorf("workbook properties: %w", err)
+	}
+	if err := f.SetSheetName("Sheet1", "Summary"); err != nil {
+		return err
+	}
+	if err := writeSummarySheet(f, st, d); err != nil {
+		return fmt.Errorf("summary sheet: %w", err)
+	}
+	if err := writeRegulatorSheet(f, st, d); err != nil {
+		return fmt.Errorf("regulator sheet: %w", err)
+	}
+	if err := writeTimelineSheet(f, st, d); err != nil {
+		return fmt.Errorf("timeline sheet: %w", err)
+	}
+	if err := writePerDaySheet(f, st, d); err != nil {
+		return fmt.Errorf("per day sheet: %w", err)
+	}
+	for _, t := range append(evidenceTables(), ledgerTables()...) {
+		if err := streamTable(ctx, f, st, db, t); err != nil {
+			return fmt.Errorf("%s sheet: %w", t.sheet, err)
+		}
+	}
+	f.SetActiveSheet(0)
+	tmp := path + ".tmp"
+	defer os.Remove(tmp)
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteTo(out); err != nil {
+		out.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return sortZip(tmp, path, d.asOf)
+}
+
+// setRow writes a row of values starting at column 1 of row, with a style per cell.
+func setRow(f *excelize.File, sheet string, row int, vals []any, style func(i int, v any) int) error {
+	for i, v := range vals {
+		cell, _ := excelize.CoordinatesToCellName(i+1, row)
+		if v == nil {
+			continue
+		}
+		if err := f.SetCellValue(sheet, cell, v); err != nil {
+			return err
+		}
+		if s := style(i, v); s != 0 {
+			if err := f.SetCellStyle(sheet, cell, cell, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// header writes a frozen, filtered header row and the column widths.
+func header(f *excelize.File, st *styles, sheet string, names []string, widths []float64, lastRow int) error {
+	vals := make([]any, len(names))
+	for i, n := range names {
+		vals[i] = n
+	}
+	if err := setRow(f, sheet, 1, vals, func(int, any) int { return st.header }); err != nil {
+		return err
+	}
+	for i, w := range widths {
+		col, _ := excelize.ColumnNumberToName(i + 1)
+		if err := f.SetColWidth(sheet, col, col, w); err != nil {
+			return err
+		}
+	}
+	if err := f.SetPanes(sheet, frozenHeader()); err != nil {
+		return err
+	}
+	last, _ := excelize.CoordinatesToCellName(len(names), max(lastRow, 2))
+	return f.AutoFilter(sheet, "A1:"+last, nil)
+}
+
+func frozenHeader() *excelize.Panes {
+	return &excelize.Panes{Freeze: true, YSplit: 1, TopLeftCell: "A2", ActivePane: "bottomLeft",
+		Selection: []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}}}
+}
+
+func writeSummarySheet(f *excelize.File, st *styles, d *caseData) error {
+	const sh = "Summary"
+	items := summaryItems(d)
+	if err := header(f, st, sh, []string{"group", "figure", "value"}, []float64{12, 52, 26}, len(items)+1); err != nil {
+		return err
+	}
+	for i, it := range items {
+		if err := setRow(f, sh, i+2, []any{it.Group, it.Label, it.Value}, func(_ int, v any) int {
+			if _, ok := v.(string); ok {
+				return 0
+			}
+			return st.styleFor(v)
+		}); err != nil {
+			return err
+		}
+	}
+	if len(d.days) == 0 {
+		return nil
+	}
+	n := len(d.days) + 1
+	return f.AddChart(sh, "E2", &excelize.Chart{
+		Type: excelize.Col,
+		Series: []excelize.ChartSeries{{
+			Name:       "'Per day'!$B$1",
+			Categories: fmt.Sprintf("'Per day'!$A$2:$A$%d", n),
+			Values:     fmt.Sprintf("'Per day'!$B$2:$B$%d", n),
+		}},
+		Title:     excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: "Affected requests per day (UTC)"}}},
+		Legend:    excelize.ChartLegend{Position: "none"},
+		XAxis:     excelize.ChartAxis{NumFmt: excelize.ChartNumFmt{CustomNumFmt: "yyyy-mm-dd"}},
+		Dimension: excelize.ChartDimension{Width: 720, Height: 360},
+	})
+}
+
+func writeRegulatorSheet(f *excelize.File, st *styles, d *caseData) error {
+	const sh = "Regulator"
+	if _, err := f.NewSheet(sh); err != nil {
+		return err
+	}
+	if err := header(f, st, sh, []string{"section", "item", "value", "basis"}, []float64{15, 48, 90, 14}, len(d.reg)+1); err != nil {
+		return err
+	}
+	for i, r := range d.reg {
+		if err := setRow(f, sh, i+2, []any{r.Section, r.Item, r.Value, r.Basis}, func(col int, v any) int {
+			if col == 2 {
+				return st.styleFor(v)
+			}
+			return 0
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeTimelineSheet(f *excelize.File, st *styles, d *caseData) error {
+	const sh = "Timeline"
+	if _, err := f.NewSheet(sh); err != nil {
+		return err
+	}
+	if err := header(f, st, sh, []string{"event", "time_utc", "source"}, []float64{44, 20, 18}, len(d.timeline)+1); err != nil {
+		return err
+	}
+	for i, e := range d.timeline {
+		if err := setRow(f, sh, i+2, []any{e.Event, e.TS, e.Source}, func(col int, _ any) int {
+			if col == 1 {
+				return st.date
+			}
+			return 0
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writePerDaySheet(f *excelize.File, st *styles, d *caseData) error {
+	const sh = "Per day"
+	if _, err := f.NewSheet(sh); err != nil {
+		return err
+	}
+	if err := header(f, st, sh, []string{"day_utc", "affected_requests", "recipient_tenants", "cross_exposures"},
+		[]float64{12, 18, 18, 16}, len(d.days)+1); err != nil {
+		return err
+	}
+	for i, x := range d.days {
+		if err := setRow(f, sh, i+2, []any{x.Day, x.AffectedRequests, x.RecipientTenants, x.CrossExposures}, func(col int, _ any) int {
+			if col == 0 {
+				return st.day
+			}
+			return st.count
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// streamTable streams a table's query into one sheet, or several when it
+// has more rows than a sheet holds.
+func streamTable(ctx context.Context, f *excelize.File, st *styles, db *sql.DB, t table) error {
+	var total int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ("+t.sql+")").Scan(&total); err != nil {
+		return err
+	}
+	parts := max(1, (total+maxSheetRows-1)/maxSheetRows)
+	names := make([]string, parts)
+	for p := range names {
+		names[p] = t.sheet
+		if p > 0 {
+			names[p] = fmt.Sprintf("%s (%d)", t.sheet, p+1)
+		}
+	}
+	rows, err := db.QueryContext(ctx, t.sql)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	sc := newScanner(t.cols)
+	vals := make([]any, len(t.cols))
+	cells := make([]any, len(t.cols))
+	hdr := make([]any, len(t.cols))
+	for i, c := range t.cols {
+		hdr[i] = excelize.Cell{StyleID: st.header, Value: c.name}
+	}
+	lastCol, _ := excelize.ColumnNumberToName(len(t.cols))
+	for p, name := range names {
+		if _, err := f.NewSheet(name); err != nil {
+			return err
+		}
+		n := min(maxSheetRows, total-p*maxSheetRows)
+		// The filter must be on the worksheet before streaming starts:
+		// the stream writer writes the sheet's other parts as they are then.
+		if err := f.AutoFilter(name, fmt.Sprintf("A1:%s%d", lastCol, max(n+1, 2)), nil); err != nil {
+			return err
+		}
+		sw, err := f.NewStreamWriter(name)
+		if err != nil {
+			return err
+		}
+		for i, c := range t.cols {
+			if err := sw.SetColWidth(i+1, i+1, c.width); err != nil {
+				return err
+			}
+		}
+		if err := sw.SetPanes(frozenHeader()); err != nil {
+			return err
+		}
+		if err := sw.SetRow("A1", hdr); err != nil {
+			return err
+		}
+		for r := 0; r < n && rows.Next(); r++ {
+			if err := sc.scan(rows, vals); err != nil {
+				return err
+			}
+			for i, v := range vals {
+				if s := st.forKind(t.cols[i].kind); s != 0 && v != nil {
+					cells[i] = excelize.Cell{StyleID: s, Value: v}
+				} else {
+					cells[i] = v
+				}
+			}
+			cell, _ := excelize.CoordinatesToCellName(1, r+2)
+			if err := sw.SetRow(cell, cells); err != nil {
+				return err
+			}
+			if r%65536 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := sw.Flush(); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// sortZip copies the workbook's zip entries, still compressed, in a fixed
+// order and dated stamp: excelize writes streamed sheets in map order,
+// which differs from run to run, and leaves entry dates at zero.
+func sortZip(from, to string, stamp time.Time) error {
+	r, err := zip.OpenReader(from)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	files := append([]*zip.File(nil), r.File...)
+	sort.SliceStable(files, func(i, j int) bool {
+		a, b := files[i].Name, files[j].Name
+		if (a == "[Content_Types].xml") != (b == "[Content_Types].xml") {
+			return a == "[Content_Types].xml"
+		}
+		return a < b
+	})
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	w := zip.NewWriter(out)
+	for _, zf := range files {
+		if err := copyEntry(w, zf, stamp); err != nil {
+			out.Close()
+			return fmt.Errorf("write %s: %w", to, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		out.Close()
+		return fmt.Errorf("write %s: %w", to, err)
+	}
+	return out.Close()
+}
+
+func copyEntry(w *zip.Writer, zf *zip.File, stamp time.Time) error {
+	fh := zf.FileHeader
+	fh.Modified = stamp.UTC()
+	fh.Extra = nil // drop any extended timestamp: Modified alone dates the entry
+	raw, err := zf.OpenRaw()
+	if err != nil {
+		return err
+	}
+	dst, err := w.CreateRaw(&fh)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, raw)
+	return err
+}
