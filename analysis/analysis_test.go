@@ -163,14 +163,15 @@ func equalLines(t *testing.T, what string, got, want []string) {
 	}
 }
 
-// slotsOf extracts "slots=N" from evidence lines, for compact wants.
-func slotsOf(lines []string) []string {
+// compact keeps, of each exposure line, the pair, tier, self marker and the
+// slots= and shingles= evidence, for short wants.
+func compact(lines []string) []string {
 	var out []string
 	for _, l := range lines {
 		f := strings.Fields(l)
 		s := f[0] + " " + f[1]
 		for _, kv := range f[2:] {
-			if strings.HasPrefix(kv, "slots=") {
+			if kv == "self" || strings.HasPrefix(kv, "slots=") || strings.HasPrefix(kv, "shingles=") {
 				s += " " + kv
 			}
 		}
@@ -203,11 +204,32 @@ func TestWorkedTrace(t *testing.T) {
 			db := newCase(t, rows)
 			inc := testIncident(t, 5, 12, "  allocator: "+tc.policy, "")
 			sum := runCase(t, db, inc)
-			equalLines(t, "exposures", slotsOf(exposureLines(t, db, true)), tc.want)
+			equalLines(t, "exposures", compact(exposureLines(t, db, true)), tc.want)
 			equalLines(t, "triggers", triggers(t, db), []string{tc.wantUnknown})
 			if sum.ReplayedRequests != 4 || sum.ReplayWarnings != 0 || sum.Triggers != 1 {
 				t.Errorf("summary %+v", sum)
 			}
 		})
 	}
+}
+
+// tenants returns "tenant role tier affected exposed first last" lines.
+func tenants(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT tenant_id, role, strongest_tier, affected_requests, exposed_requests,
+		coalesce(rfc3339(first_ts), 'NULL'), coalesce(rfc3339(last_ts), 'NULL') FROM tenants ORDER BY tenant_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, role, tier, first, last string
+		var aff, exp int64
+		if err := rows.Scan(&id, &role, &tier, &aff, &exp, &first, &last); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %s %s %d %d %s %s", id, role, tier, aff, exp, first, last))
+	}
+	return out
 }
