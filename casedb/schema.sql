@@ -130,6 +130,12 @@ CREATE TABLE IF NOT EXISTS send_ledger (
     attempted_at TIMESTAMPTZ NOT NULL
 );
 
+-- notify: the SHA-256 of each drafted .eml (sending refuses a file changed
+-- since it was checked), and the order of ledger rows (latest state wins).
+ALTER TABLE notices ADD COLUMN IF NOT EXISTS sha256 VARCHAR;
+CREATE SEQUENCE IF NOT EXISTS send_ledger_seq START 1;
+ALTER TABLE send_ledger ADD COLUMN IF NOT EXISTS seq BIGINT;
+
 -- rfc3339(ts): the one time format of every output: UTC, whole seconds unless
 -- the time has a fraction, then microseconds.
 CREATE OR REPLACE MACRO rfc3339(t) AS

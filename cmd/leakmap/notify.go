@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/notify"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newNotifyCmd) }
+
+func newNotifyCmd(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "notify",
+		Short: "Draft, check and send the notices to tenants and the regulator",
+		Long: `Draft one notice per affected tenant (covering every role it has) and one
+for the regulator, check that no notice reveals another tenant, and send them
+exactly once through SMTP, with a ledger in the case database.`,
+	}
+	for _, sub := range []*cobra.Command{newNotifyDraftCmd(g), newNotifyCheckCmd(g), newNotifySendCmd(g)} {
+		sub.Long += "\n\n" + errs.ExitCodesHelp
+		cmd.AddCommand(sub)
+	}
+	return cmd
+}
+
+func newNotifyDraftCmd(g *globalOptions) *cobra.Command {
+	var dbPath, incPath, tenantsPath, out, asOfFlag string
+	cmd := &cobra.Command{
+		Use:   "draft --db CASE --incident FILE --tenants FILE --out OUTBOX [--as-of T]",
+		Short: "Write every notice as an .eml file in OUTBOX, with index.csv, and check them",
+		Long: `Write one RFC 5322 .eml per notice into OUTBOX (every tenant of the case's
+tenants table, and the regulator), OUTBOX/index.csv listing every notice with
+its status (ready, blocked, cannot_notify) and reason, and the isolation
+manifest; rewrite the notices table; run the isolation check on every draft.
+The notices' Date, and the time the 72-hour deadline is judged against, is
+--as-of, else the incident file's as_of, else now. Same inputs and as-of:
+byte-identical files. Exits 4 when a notice is blocked.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dbPath == "" || incPath == "" || tenantsPath == "" || out == "" {
+				return errs.Usage("notify draft needs --db, --incident, --tenants and --out")
+			}
+			inc, err := incident.Load(incPath)
+			if err != nil {
+				return err
+			}
+			asOf := time.Now().UTC()
+			switch {
+			case asOfFlag != "":
+				if asOf, err = incident.ParseTime(asOfFlag); err != nil {
+					return errs.Usage("--as-of: %w", err)
+				}
+			case inc.AsOf != nil:
+				asOf = *inc.AsOf
+			}
+			dir, err := notify.LoadDirectory(tenantsPath)
+			if err != nil {
+				return err
+			}
+			db, err := casedb.Open(cmd.Context(), dbPath)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			res, err := notify.Draft(cmd.Context(), db, g.logger, inc, dir, out, asOf)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "drafted %d notices in %s: %d ready, %d blocked, %d cannot notify (see %s/index.csv)\n",
+				res.Drafted, res.Outbox, res.Ready, res.Blocked, res.CannotNotify, res.Outbox)
+			for _, n := range res.Notices {
+				if n.Status != notify.StatusReady {
+					fmt.Fprintf(g.stdout, "  %s %s: %s\n", n.Status, n.File, n.Reason)
+				}
+			}
+			if res.Blocked > 0 {
+				return errs.Blocked("%d notice(s) blocked by the isolation check; they will not be sent", res.Blocked)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dbPath, "db", "", "case database")
+	f.StringVar(&incPath, "incident", "", "incident file (YAML)")
+	f.StringVar(&tenantsPath, "tenants", "", "tenant directory (CSV tenant_id,name,email,language,jurisdiction)")
+	f.StringVar(&out, "out", "", "outbox folder")
+	f.StringVar(&asOfFlag, "as-of", "", "date of the notices, RFC 3339 (default: incident as_of, else now)")
+	return cmd
+}
+
+func newNotifyCheckCmd(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check OUTBOX",
+		Short: "Run the isolation check on every notice of an outbox",
+		Long: `Check, from the outbox alone (its .eml files and isolation manifest), that
+no notice holds another tenant's id, name, email or request id, or any logged
+text. Lists each failing notice with the reason; exits 4 if any fails.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := notify.Check(args[0])
+			if err != nil {
+				return errs.Usage("%w", err)
+			}
+			for _, f := range res.Failures {
+				fmt.Fprintf(g.stdout, "FAIL %s: %s\n", f.File, f.Reason)
+			}
+			fmt.Fprintf(g.stdout, "checked %d notices: %d failed\n", res.Checked, len(res.Failures))
+			if len(res.Failures) > 0 {
+				return errs.Blocked("%d notice(s) fail the isolation check", len(res.Failures))
+			}
+			return nil
+		},
+	}
+}
+
+func newNotifySendCmd(g *globalOptions) *cobra.Command {
+	var dbPath, outbox string
+	var o notify.SendOptions
+	cmd := &cobra.Command{
+		Use:   "send --db CASE --outbox OUTBOX [--send] [SMTP flags]",
+		Short: "Send the ready notices through SMTP (a dry run unless --send)",
+		Long: `Send every ready notice not yet recorded as accepted in the send ledger
+(table send_ledger), and never one that is: a rerun after a crash or an SMTP
+failure resumes. Blocked and cannot-notify notices are never sent. Without
+--send, only lists what would be sent. SMTP settings fall back to the
+environment: LEAKMAP_SMTP_HOST, LEAKMAP_SMTP_PORT, LEAKMAP_SMTP_USER,
+LEAKMAP_SMTP_PASSWORD, LEAKMAP_SMTP_TLS (starttls|tls|none), LEAKMAP_SMTP_FROM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dbPath == "" || outbox == "" {
+				return errs.Usage("notify send needs --db and --outbox")
+			}
+			env := func(flag, name string, dst *string) {
+				if !cmd.Flags().Changed(flag) && os.Getenv(name) != "" {
+					*dst = os.Getenv(name)
+				}
+			}
+			env("smtp-host", "LEAKMAP_SMTP_HOST", &o.Host)
+			env("smtp-user", "LEAKMAP_SMTP_USER", &o.Username)
+			env("smtp-password", "LEAKMAP_SMTP_PASSWORD", &o.Password)
+			env("smtp-tls", "LEAKMAP_SMTP_TLS", &o.TLS)
+			env("from", "LEAKMAP_SMTP_FROM", &o.From)
+			if p := os.Getenv("LEAKMAP_SMTP_PORT"); p != "" && !cmd.Flags().Changed("smtp-port") {
+				n, err := strconv.Atoi(p)
+				if err != nil {
+					return errs.Usage("LEAKMAP_SMTP_PORT: %q is not a port number", p)
+				}
+				o.Port = n
+			}
+			db, err := casedb.Open(cmd.Context(), dbPath)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			res, err := notify.Send(cmd.Context(), db, g.logger, outbox, o)
+			if res != nil {
+				if o.Send {
+					fmt.Fprintf(g.stdout, "sent %d, already accepted %d, failed %d\n", res.Sent, res.AlreadyAccepted, res.Failed)
+				} else {
+					fmt.Fprintf(g.stdout, "dry run: %d notices would be sent, %d already accepted, %d failed checks (use --send to send)\n", res.DryRun, res.AlreadyAccepted, res.Failed)
+				}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dbPath, "db", "", "case database")
+	f.StringVar(&outbox, "outbox", "", "outbox folder written by 'notify draft'")
+	f.BoolVar(&o.Send, "send", false, "really send (default: dry run)")
+	f.StringVar(&o.Host, "smtp-host", "", "SMTP server host")
+	f.IntVar(&o.Port, "smtp-port", 0, "SMTP port (default 587 starttls, 465 tls, 25 none)")
+	f.StringVar(&o.Username, "smtp-user", "", "SMTP user (authentication when set)")
+	f.StringVar(&o.Password, "smtp-password", "", "SMTP password (prefer LEAKMAP_SMTP_PASSWORD)")
+	f.StringVar(&o.TLS, "smtp-tls", "starttls", "starttls, tls or none")
+	f.StringVar(&o.From, "from", "", "envelope sender (default: each notice's From)")
+	f.Float64Var(&o.RatePerSecond, "rate", 10, "at most this many messages per second (0: no limit)")
+	return cmd
+}

@@ -1,0 +1,140 @@
+// Package notify drafts, checks and sends the notices a cross-tenant leak
+// calls for: one per affected tenant (covering every role it has) and one
+// for the regulator. Drafts are deterministic .eml files in an outbox; the
+// isolation check proves from the outbox alone that no notice names another
+// tenant or carries logged text; sending is resumable through a ledger in the
+// case database.
+package notify
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/leakmap/leakmap/errs"
+)
+
+// Tenant is one row of the tenant directory.
+type Tenant struct {
+	ID           string
+	Name         string
+	Emails       []string // valid addresses only, in file order
+	Invalid      []string // addresses that did not parse, never written to
+	Language     string   // en | fr
+	Jurisdiction string
+	// Problem says why the tenant cannot be notified ("" when it can).
+	Problem string
+}
+
+// Directory is the tenant directory: who each tenant is and where to write.
+type Directory struct {
+	byID map[string]*Tenant
+	ids  []string // sorted
+}
+
+// Lookup returns the tenant's entry, or nil when it is not in the directory.
+func (d *Directory) Lookup(id string) *Tenant {
+	if d == nil {
+		return nil
+	}
+	return d.byID[id]
+}
+
+// IDs returns every tenant id of the directory, sorted.
+func (d *Directory) IDs() []string { return d.ids }
+
+// LoadDirectory reads the tenant directory CSV
+// (tenant_id,name,email,language,jurisdiction). Structural problems (a
+// missing column, a duplicate or empty tenant id, an unknown language) are
+// errs.Usage errors naming file and line. An entry without a valid address is
+// kept, with Problem set, so that its tenant is listed as "cannot notify".
+func LoadDirectory(path string) (*Directory, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, errs.Usage("tenant directory: %w", err)
+	}
+	return ParseDirectory(data, filepath.Base(path))
+}
+
+// ParseDirectory parses directory CSV bytes; name prefixes line errors.
+func ParseDirectory(data []byte, name string) (*Directory, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		return nil, errs.Usage("%s:1: header: %w", name, err)
+	}
+	want := []string{"tenant_id", "name", "email", "language", "jurisdiction"}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
+	}
+	for _, w := range want {
+		if _, ok := col[w]; !ok {
+			return nil, errs.Usage("%s:1: missing column %q (want header %s)", name, w, strings.Join(want, ","))
+		}
+	}
+	d := &Directory{byID: map[string]*Tenant{}}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := r.FieldPos(0)
+		if err != nil {
+			return nil, errs.Usage("%s: %w", name, err)
+		}
+		get := func(k string) string {
+			if i := col[k]; i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		t := &Tenant{ID: get("tenant_id"), Name: get("name"), Language: strings.ToLower(get("language")), Jurisdiction: get("jurisdiction")}
+		if t.ID == "" {
+			return nil, errs.Usage("%s:%d: tenant_id: empty", name, line)
+		}
+		if _, dup := d.byID[t.ID]; dup {
+			return nil, errs.Usage("%s:%d: tenant_id: %q listed twice", name, line, t.ID)
+		}
+		switch t.Language {
+		case "en", "fr":
+		case "":
+			t.Language = "en"
+		default:
+			return nil, errs.Usage("%s:%d: language: %q is not en or fr", name, line, t.Language)
+		}
+		var bad []string
+		for _, a := range strings.Split(get("email"), ";") {
+			a = strings.TrimSpace(a)
+			if a == "" {
+				continue
+			}
+			if addr, err := mail.ParseAddress(a); err != nil || addr.Name != "" || !strings.Contains(addr.Address[strings.LastIndex(addr.Address, "@")+1:], ".") {
+				bad = append(bad, a)
+				t.Invalid = append(t.Invalid, a)
+				continue
+			}
+			t.Emails = append(t.Emails, a)
+		}
+		switch {
+		case len(t.Emails) == 0 && len(bad) > 0:
+			t.Problem = fmt.Sprintf("no valid email address in the directory (%s:%d)", name, line)
+		case len(t.Emails) == 0:
+			t.Problem = fmt.Sprintf("no email address in the directory (%s:%d)", name, line)
+		}
+		d.byID[t.ID] = t
+		d.ids = append(d.ids, t.ID)
+	}
+	sort.Strings(d.ids)
+	return d, nil
+}

@@ -1,0 +1,117 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestDraftStatusesAndRoles(t *testing.T) {
+	db, res := draftFixture(t)
+	want := map[string]struct{ roles, status, lang string }{
+		"t-alpha": {"source", StatusReady, "en"},
+		"t-beta":  {"source", StatusReady, "fr"},
+		"t-delta": {"both", StatusReady, "en"},
+		"t-eps":   {"self", StatusReady, "fr"},
+		"t-eta":   {"source", StatusCannotNotify, "en"},
+		"t-gamma": {"recipient", StatusReady, "en"},
+		"t-zeta":  {"recipient", StatusCannotNotify, "en"},
+		"":        {"regulator", StatusReady, "fr"},
+	}
+	if got := len(res.Notices); got != len(want) {
+		t.Fatalf("got %d notices, want %d", got, len(want))
+	}
+	for tenant, w := range want {
+		n := noticeFor(t, res, tenant)
+		if n.Roles != w.roles || n.Status != w.status || n.Language != w.lang {
+			t.Errorf("%s: got roles=%s status=%s lang=%s (%s), want %+v", tenant, n.Roles, n.Status, n.Language, n.Reason, w)
+		}
+	}
+	if r := noticeFor(t, res, "t-zeta").Reason; r != "not in the tenant directory" {
+		t.Errorf("zeta reason %q", r)
+	}
+	if r := noticeFor(t, res, "t-eta").Reason; r == "" {
+		t.Error("eta: cannot notify without a reason")
+	}
+	if res.Drafted != 8 || res.Ready != 6 || res.CannotNotify != 2 || res.Blocked != 0 {
+		t.Errorf("counts: %+v", res)
+	}
+	// The notices table mirrors index.csv.
+	var n, cannot int
+	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE status = 'cannot_notify') FROM notices`).Scan(&n, &cannot); err != nil {
+		t.Fatal(err)
+	}
+	if n != 8 || cannot != 2 {
+		t.Errorf("notices table: %d rows, %d cannot_notify", n, cannot)
+	}
+	idx := readOutbox(t, res.Outbox, IndexName)
+	mustContain(t, "index.csv", idx, "file,notice_id,kind,tenant_id,roles,language,recipients,status,reason",
+		"tenant-t-zeta.eml,WAI-2026-0908/tenant/t-zeta,tenant,t-zeta,recipient,en,,cannot_notify,not in the tenant directory")
+	if len(res.Check.Failures) != 0 {
+		t.Errorf("isolation check failures on a clean draft: %+v", res.Check.Failures)
+	}
+}
+
+func TestDraftIsDeterministic(t *testing.T) {
+	db, dir := openFixture(t)
+	inc := testIncident(t, "")
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, out := range []string{a, b, a} { // a twice: a redraft over an old outbox
+		if _, err := Draft(context.Background(), db, nil, inc, dir, out, testAsOf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(a)
+	if len(entries) < 9 {
+		t.Fatalf("only %d files", len(entries))
+	}
+	for _, e := range entries {
+		x, _ := os.ReadFile(filepath.Join(a, e.Name()))
+		y, err := os.ReadFile(filepath.Join(b, e.Name()))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between runs", e.Name())
+		}
+	}
+}
+
+func TestSelfOnlyNoticeHasNoCrossTenantWording(t *testing.T) {
+	_, res := draftFixture(t)
+	eps := noticeFor(t, res, "t-eps")
+	parts := decodeForTest(t, readOutbox(t, res.Outbox, eps.File))
+	for _, p := range []string{parts.subject, parts.text, parts.html} {
+		mustNotContain(t, "self-only notice", p, "autre client", "autres clients", "another customer", "other customer")
+	}
+	mustContain(t, "self-only notice", parts.text, "vos propres requêtes antérieures")
+	// Its attachment lists its triggers only.
+	mustContain(t, "self-only attachment", parts.attachment, "r-e2,2026-09-02T08:00:05Z,affected,probable")
+	mustNotContain(t, "self-only attachment", parts.attachment, "r-e1")
+}
+
+func TestAttachmentHoldsOwnRequestsOnly(t *testing.T) {
+	_, res := draftFixture(t)
+	tests := []struct {
+		tenant string
+		want   []string
+		not    []string
+	}{
+		{"t-gamma", []string{"r-g1,2026-09-01T10:00:06Z,affected,confirmed", "r-g2,2026-09-01T11:00:06Z,affected,probable"}, []string{"r-a1", "r-b1", "r-d1", "exposed"}},
+		{"t-delta", []string{"r-d9,2026-09-01T11:00:05Z,affected,confirmed", "r-d1,2026-09-01T11:00:00Z,exposed,probable"}, []string{"r-b1", "r-g2"}},
+		{"t-alpha", []string{"r-a1,2026-09-01T10:00:00Z,exposed,confirmed"}, []string{"r-g1", "affected"}},
+	}
+	for _, tt := range tests {
+		p := decodeForTest(t, readOutbox(t, res.Outbox, noticeFor(t, res, tt.tenant).File))
+		mustContain(t, tt.tenant+" attachment", p.attachment, tt.want...)
+		mustNotContain(t, tt.tenant+" attachment", p.attachment, tt.not...)
+	}
+}
+
+func TestRegulatorNoticeHasNoTenant(t *testing.T) {
+	_, res := draftFixture(t)
+	raw := readOutbox(t, res.Outbox, noticeFor(t, res, "").File)
+	p := decodeForTest(t, raw)
+	for _, s := range []string{raw, p.text, p.html} {
+		mustNotContain(t, "regulator notice", s, "t-alpha", "t-gamma", "alpha analytics", "gamma", "r-g1", "r-a1", "ops@alpha", "merger")
+	}
+}

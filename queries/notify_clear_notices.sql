@@ -1,0 +1,2 @@
+-- notify: empty the notices table before a draft run rewrites it.
+DELETE FROM notices;

@@ -1,0 +1,13 @@
+-- notify: the logged texts (prompts, responses) of every request the analysis names, for the isolation manifest's shingle hashes; never printed.
+WITH ids AS (
+    SELECT row_id FROM affected_requests
+    UNION SELECT source_row_id FROM exposures
+    UNION SELECT trigger_row_id FROM exposures
+)
+SELECT DISTINCT txt FROM (
+    SELECT r.prompt_text AS txt FROM requests r JOIN ids USING (row_id)
+    UNION ALL
+    SELECT r.response_text FROM requests r JOIN ids USING (row_id)
+)
+WHERE txt IS NOT NULL AND txt <> ''
+ORDER BY txt;
