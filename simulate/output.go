@@ -129,6 +129,7 @@ type logWriter struct {
 	buf   []byte
 	empty string // the day of the empty part
 	wrote bool   // the empty part exists
+	hook  func(*logged)
 }
 
 func newLogWriter(dir string, cfg Config) (*logWriter, error) {
@@ -264,6 +265,9 @@ func (w *logWriter) write(g *generator, r *row, prompt, resp string) error {
 			extra = append(extra, copyOf{l: l, z: other})
 			g.sum.Duplicates++
 		}
+	}
+	if w.hook != nil {
+		w.hook(l)
 	}
 	if len(extra) > 0 && extra[0].truncated && g.noise.IntN(2) == 0 {
 		// The damaged copy may come first: the intact line follows it.
