@@ -2,12 +2,15 @@ package report
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/xuri/excelize/v2"
@@ -383,6 +386,9 @@ func sortZip(from, to string, stamp time.Time) error {
 }
 
 func copyEntry(w *zip.Writer, zf *zip.File, stamp time.Time) error {
+	if zf.Name == "[Content_Types].xml" {
+		return rewriteContentTypes(w, zf, stamp)
+	}
 	fh := zf.FileHeader
 	fh.Modified = stamp.UTC()
 	fh.Extra = nil // drop any extended timestamp: Modified alone dates the entry
@@ -395,5 +401,49 @@ func copyEntry(w *zip.Writer, zf *zip.File, stamp time.Time) error {
 		return err
 	}
 	_, err = io.Copy(dst, raw)
+	return err
+}
+
+// defaultRE matches one <Default> element of [Content_Types].xml.
+var defaultRE = regexp.MustCompile(`<Default [^>]*>(</Default>)?`)
+
+// rewriteContentTypes writes [Content_Types].xml with its <Default>
+// elements sorted: excelize adds the image extensions from a map, in an
+// order that changes from run to run.
+func rewriteContentTypes(w *zip.Writer, zf *zip.File, stamp time.Time) error {
+	rc, err := zf.Open()
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		return err
+	}
+	loc := defaultRE.FindAllIndex(data, -1)
+	if len(loc) > 1 {
+		// Only a contiguous run of <Default> elements is reordered.
+		contiguous := true
+		for i := 1; i < len(loc); i++ {
+			contiguous = contiguous && loc[i][0] == loc[i-1][1]
+		}
+		if contiguous {
+			elems := make([]string, len(loc))
+			for i, l := range loc {
+				elems[i] = string(data[l[0]:l[1]])
+			}
+			sort.Strings(elems)
+			var b bytes.Buffer
+			b.Write(data[:loc[0][0]])
+			b.WriteString(strings.Join(elems, ""))
+			b.Write(data[loc[len(loc)-1][1]:])
+			data = b.Bytes()
+		}
+	}
+	dst, err := w.CreateHeader(&zip.FileHeader{Name: zf.Name, Method: zip.Deflate, Modified: stamp.UTC()})
+	if err != nil {
+		return err
+	}
+	_, err = dst.Write(data)
 	return err
 }

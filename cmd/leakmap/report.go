@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/report"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newReportCmd) }
+
+func newReportCmd(g *globalOptions) *cobra.Command {
+	var dbPath, incidentPath, outDir, asOfFlag string
+	cmd := &cobra.Command{
+		Use:   "report --db CASE --incident FILE --out DIR [--as-of TIME]",
+		Short: "Write report.xlsx, report.html and the Parquet/Arrow exports of the evidence",
+		Long: `Write the provider's internal case report from the case database into DIR:
+
+  report.xlsx   Summary, Regulator (the GDPR Art. 33 items to file), Timeline,
+                Per day (with a chart), Tenants, Exposures, Affected requests,
+                Ingest (files and SHA-256) and Rejected rows (file, line, reason)
+  report.html   one self-contained page: the summary, prompt length over time
+                against the KV pool, affected requests per day, the tenant
+                exposure map, and the tables (viewable offline, printable)
+  tenants, exposures, affected_requests as .parquet and .arrow (Arrow IPC file)
+
+Every figure is a query on the case database, the same as the CSV outputs'.
+No logged text (prompts, responses, raw rejected lines) is written.
+--as-of dates the report and decides whether the 72-hour deadline is met; it
+defaults to the incident file's as_of, else now. The same case and --as-of
+give byte-identical files.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dbPath == "" || incidentPath == "" || outDir == "" {
+				return errs.Usage("report needs --db, --incident and --out (see 'leakmap report --help')")
+			}
+			inc, err := incident.Load(incidentPath)
+			if err != nil {
+				return err
+			}
+			asOf := time.Now().UTC().Truncate(time.Second)
+			switch {
+			case asOfFlag != "":
+				t, err := incident.ParseTime(asOfFlag)
+				if err != nil {
+					return errs.Usage("--as-of: %w", err)
+				}
+				asOf = t
+			case inc.AsOf != nil:
+				asOf = *inc.AsOf
+			}
+			ctx := cmd.Context()
+			db, err := casedb.Open(ctx, dbPath)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			res, err := report.Write(ctx, db, g.logger, inc, outDir, asOf)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "affected requests: %d, recipient tenants: %d, source tenants: %d, cross-tenant exposures: %d\n",
+				res.AffectedRequests, res.RecipientTenants, res.SourceTenants, res.CrossExposures)
+			for _, f := range res.Files {
+				fmt.Fprintf(g.stdout, "wrote %s\n", f)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dbPath, "db", "", "case database (DuckDB file)")
+	cmd.Flags().StringVar(&incidentPath, "incident", "", "incident file (YAML)")
+	cmd.Flags().StringVar(&outDir, "out", "", "folder for the reports and exports")
+	cmd.Flags().StringVar(&asOfFlag, "as-of", "", "date of the report, RFC 3339 (default: the incident's as_of, else now)")
+	return cmd
+}

@@ -1,0 +1,201 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func attr(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+func walk(n *html.Node, fn func(*html.Node)) {
+	fn(n)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, fn)
+	}
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(c *html.Node) {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	})
+	return strings.TrimSpace(b.String())
+}
+
+func TestPage(t *testing.T) {
+	db, inc := newCase(t)
+	out, _ := writeReport(t, db, inc)
+	raw, err := os.ReadFile(out + "/report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Self-contained: no scripts, no external resources of any kind.
+	svgs := map[string]*html.Node{}
+	walk(doc, func(n *html.Node) {
+		if n.Type != html.ElementNode {
+			return
+		}
+		switch n.Data {
+		case "script", "link", "iframe", "img", "object", "embed":
+			t.Errorf("page has a <%s> element", n.Data)
+		case "svg":
+			id, _ := attr(n, "id")
+			svgs[id] = n
+		}
+		for _, a := range n.Attr {
+			if (a.Key == "src" || a.Key == "href") || strings.Contains(a.Val, "url(") {
+				t.Errorf("<%s %s=%q>: the page must need nothing else", n.Data, a.Key, a.Val)
+			}
+		}
+	})
+	if rest := bytes.ReplaceAll(raw, []byte(`xmlns="http://www.w3.org/2000/svg"`), nil); bytes.Contains(rest, []byte("http")) {
+		t.Error("page refers to an http resource")
+	}
+	for _, id := range []string{"chart-prompt", "chart-daily", "chart-tenants"} {
+		n, ok := svgs[id]
+		if !ok {
+			t.Fatalf("no <svg id=%q>", id)
+		}
+		// Each SVG must be well-formed XML on its own (a strict parser).
+		var b bytes.Buffer
+		if err := html.Render(&b, n); err != nil {
+			t.Fatal(err)
+		}
+		dec := xml.NewDecoder(&b)
+		dec.Strict = true
+		for {
+			if _, err := dec.Token(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("%s is not well-formed XML: %v", id, err)
+			}
+		}
+	}
+
+	// Bars of the per-day chart equal the per-day query.
+	var bars [][]string
+	walk(svgs["chart-daily"], func(n *html.Node) {
+		if c, _ := attr(n, "class"); n.Data == "rect" && c == "bar" {
+			d, _ := attr(n, "data-day")
+			v, _ := attr(n, "data-value")
+			bars = append(bars, []string{d, v})
+		}
+	})
+	var wantBars [][]string
+	for _, r := range dbRows(t, db, query("report_daily"), inc.WindowStart, inc.WindowEnd) {
+		wantBars = append(wantBars, []string{r[0][:10], r[1]})
+	}
+	if !reflect.DeepEqual(bars, wantBars) {
+		t.Errorf("daily bars = %v, want %v", bars, wantBars)
+	}
+
+	// The tenant map has one cell per cross-tenant (recipient, source) pair.
+	var cells []string
+	walk(svgs["chart-tenants"], func(n *html.Node) {
+		if c, _ := attr(n, "class"); n.Data == "rect" && c == "cell" {
+			r, _ := attr(n, "data-recipient")
+			s, _ := attr(n, "data-source")
+			tier, _ := attr(n, "data-tier")
+			cells = append(cells, r+" "+s+" "+tier)
+		}
+	})
+	sort.Strings(cells)
+	var wantCells []string
+	for _, r := range dbRows(t, db, `SELECT recipient_tenant_id, source_tenant_id, arg_min(tier, tier_rank)
+		FROM exposures WHERE NOT self_exposure GROUP BY ALL ORDER BY ALL`) {
+		wantCells = append(wantCells, strings.Join(r, " "))
+	}
+	if !reflect.DeepEqual(cells, wantCells) {
+		t.Errorf("tenant map cells = %v, want %v", cells, wantCells)
+	}
+
+	// The scatter draws every in-scope request (the case is small), triggers apart.
+	counts := map[string]int{}
+	walk(svgs["chart-prompt"], func(n *html.Node) {
+		if c, _ := attr(n, "class"); n.Data == "path" && (c == "requests" || c == "triggers") {
+			d, _ := attr(n, "d")
+			counts[c] = strings.Count(d, "h0")
+		}
+	})
+	if got, want := counts["triggers"], dbCount(t, db, "SELECT count(*) FROM affected_requests WHERE model = 'glm-5.3'"); int64(got) != want {
+		t.Errorf("prompt chart draws %d triggers, want %d", got, want)
+	}
+	if got, want := counts["requests"]+counts["triggers"], dbCount(t, db, "SELECT count(*) FROM requests WHERE model = 'glm-5.3'"); int64(got) != want {
+		t.Errorf("prompt chart draws %d requests, want %d", got, want)
+	}
+
+	// Summary figures against independent counts.
+	figures := map[string]string{}
+	walk(doc, func(n *html.Node) {
+		if f, ok := attr(n, "data-figure"); ok && n.Data == "tr" {
+			var tds []string
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.ElementNode && c.Data == "td" {
+					tds = append(tds, text(c))
+				}
+			}
+			figures[f] = tds[1]
+		}
+	})
+	for label, q := range map[string]string{
+		"Affected requests (triggers)":                            "SELECT count(*) FROM affected_requests",
+		"Cross-tenant exposures":                                  "SELECT count(*) FROM exposures WHERE NOT self_exposure",
+		"Source tenants (data may have leaked to another tenant)": "SELECT count(DISTINCT source_tenant_id) FROM exposures WHERE NOT self_exposure",
+		"Source requests (cross-tenant)":                          "SELECT count(DISTINCT source_row_id) FROM exposures WHERE NOT self_exposure",
+		"Rows read":                                               "SELECT sum(rows_read) FROM ingest_files",
+		"Notices drafted":                                         "SELECT count(*) FROM notices",
+	} {
+		if got, want := strings.ReplaceAll(figures[label], ",", ""), fmt.Sprint(dbCount(t, db, q)); got != want {
+			t.Errorf("page figure %q = %q, want %s", label, got, want)
+		}
+	}
+
+	// The tables hold the CSV queries' rows (counts without separators).
+	tables := map[string][][]string{}
+	walk(doc, func(n *html.Node) {
+		name, ok := attr(n, "data-table")
+		if !ok {
+			return
+		}
+		walk(n, func(tr *html.Node) {
+			if tr.Data != "tr" || tr.Parent.Data != "tbody" {
+				return
+			}
+			var row []string
+			for c := tr.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.ElementNode && c.Data == "td" {
+					row = append(row, strings.ReplaceAll(text(c), ",", ""))
+				}
+			}
+			tables[name] = append(tables[name], row)
+		})
+	})
+	for name, q := range map[string]string{"Tenants": "out_tenants", "Affected requests": "out_affected_requests", "Rejected rows": "report_rejected"} {
+		if got, want := tables[name], dbRows(t, db, query(q)); !reflect.DeepEqual(got, want) {
+			t.Errorf("page table %s = %v, want %v", name, got, want)
+		}
+	}
+}
