@@ -165,3 +165,10 @@ func mustNotContain(t testing.TB, what, s string, bads ...string) {
 }
 
 var _ = fmt.Sprintf
+
+func writeFile(t testing.TB, dir, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
