@@ -38,10 +38,10 @@ type logged struct {
 }
 
 func (l *logged) decode() string {
-	if l.r.decode < 0 || l.noDecode {
+	if l.noDecode {
 		return ""
 	}
-	return decodeName(l.r.decode)
+	return l.r.decodeInst
 }
 
 func appendJSONString(b []byte, s string) []byte {

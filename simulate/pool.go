@@ -18,7 +18,6 @@ type owner struct {
 	tenant   int32
 	hasText  bool   // the source's prompt text is logged
 	textSeed uint64 // regenerates the prompt text (see text.go)
-	row      *row   // the generator's row, while it is still pending; nil afterwards
 }
 
 // segment is the run of slots [lo, hi) whose content was written by own.

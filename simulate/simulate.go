@@ -132,6 +132,10 @@ func prefillName(i int) string { return fmt.Sprintf("pf-%d", i) }
 func longName(i int) string    { return fmt.Sprintf("px-%d", i) }
 func decodeName(i int) string  { return fmt.Sprintf("dc-%d", i) }
 
+// longDecode names the long-context model's own decode instance (pool
+// index Config.DecodeInstances): its tenants never meet the in-scope model.
+const longDecode = "dx-0"
+
 // The models: one in scope, a small out-of-scope model on the same prefill
 // instances, and an out-of-scope long-context model with huge prompts on
 // prefill instances of its own (whose pool is large enough).
@@ -234,6 +238,7 @@ type tenant struct {
 	emails     []string
 	lang       string
 	juris      string
+	kind       int // tenantShared, tenantLongOnly or tenantDormant
 	logsText   bool
 	nullStyle  bool // absent text is written as null (else the key is left out)
 	idStyle    int  // request id format of the tenant's client
@@ -241,6 +246,15 @@ type tenant struct {
 	crossSrc   bool
 	lastTrigTs int64
 }
+
+// Tenant kinds: most share the decode pools of the in-scope model; some
+// only use the long-context model (never affected); two send nothing (in
+// the directory, but no notice is due).
+const (
+	tenantShared = iota
+	tenantLongOnly
+	tenantDormant
+)
 
 // row is one clean request row, as logged before noise.
 type row struct {
@@ -253,7 +267,8 @@ type row struct {
 	completion int64
 	status     int // 0: not logged
 	prefill    string
-	decode     int // -1: none
+	decode     int    // pool index, -1: none
+	decodeInst string // its name ("" when none)
 	served     bool
 	trigger    bool
 	threshold  int64
@@ -300,7 +315,7 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 	}
 	g.makeTenants()
 	g.rp = &replayer{pageSize: cfg.PageSize, onAlloc: g.onAlloc}
-	for i := 0; i < cfg.DecodeInstances; i++ {
+	for i := 0; i <= cfg.DecodeInstances; i++ { // dc-0.. and dx-0
 		p, err := newPool(cfg.Allocator, cfg.DecodePoolTokens)
 		if err != nil {
 			return nil, err
@@ -405,9 +420,17 @@ func (g *generator) makeTenants() {
 		t.logsText = r.Float64() < g.cfg.TextShare
 		t.nullStyle = r.IntN(2) == 0
 		t.idStyle = r.IntN(3)
+		switch {
+		case i >= n-2:
+			t.kind = tenantDormant
+		case i%10 == 7:
+			t.kind = tenantLongOnly
+		}
 		g.tenants = append(g.tenants, t)
 		// Zipf-like: a few tenants send most of the traffic.
-		total += 1 / math.Pow(float64(i+1), 0.8)
+		if t.kind != tenantDormant {
+			total += 1 / math.Pow(float64(i+1), 0.8)
+		}
 		g.tenantCW = append(g.tenantCW, total)
 	}
 	// Both text-logging and silent tenants must exist for the edge cases.
@@ -423,7 +446,7 @@ func (g *generator) pickTenant() int32 {
 func (g *generator) pickTenantWhere(text bool) int32 {
 	for {
 		i := int32(g.rng.IntN(len(g.tenants)))
-		if g.tenants[i].logsText == text {
+		if g.tenants[i].logsText == text && g.tenants[i].kind == tenantShared {
 			return i
 		}
 	}
@@ -458,6 +481,13 @@ func (g *generator) finishRow(r *row, durMs int64) {
 	}
 	if r.status == 500 {
 		r.completion = 0
+	}
+	switch {
+	case r.decode < 0:
+	case r.decode == c.DecodeInstances:
+		r.decodeInst = longDecode
+	default:
+		r.decodeInst = decodeName(r.decode)
 	}
 	if r.model == modelInScope && r.served && r.prefill != "" {
 		r.threshold = g.prefillPoolAt(r.prefill, r.ts)
@@ -510,6 +540,9 @@ func (g *generator) regular(ts int64) *row {
 	default:
 		r.model = modelLong
 	}
+	if g.tenants[r.tenant].kind == tenantLongOnly {
+		r.model = modelLong
+	}
 	if r.model == modelInScope && r.ts < ms(c.WindowStart) {
 		r.model = modelSmall // not launched yet
 	}
@@ -554,6 +587,9 @@ func (g *generator) regular(ts int64) *row {
 		r.prefill = prefillName(g.rng.IntN(c.PrefillInstances))
 	}
 	r.decode = g.rng.IntN(c.DecodeInstances)
+	if r.model == modelLong {
+		r.decode = c.DecodeInstances
+	}
 	g.finishRow(r, 0)
 	return r
 }
@@ -571,7 +607,7 @@ func (g *generator) special(name string, ts time.Time, tenant int32, model int, 
 func (g *generator) specials() []*row {
 	c := g.cfg
 	text, silent := func() int32 { return g.pickTenantWhere(true) }, func() int32 { return g.pickTenantWhere(false) }
-	any := g.pickTenant
+	any := func() int32 { return g.pickTenantWhere(g.rng.IntN(2) == 0) }
 	mid := c.WindowStart.Add(c.CapacityChangeAt.Sub(c.WindowStart) / 2)
 	in, pt := modelInScope, c.PrefillPoolTokens
 	var s []*row

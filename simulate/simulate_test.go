@@ -178,7 +178,7 @@ func TestTruthInvariants(t *testing.T) {
 			sum, err := generate(context.Background(), nil, dir, cfg, func(l *logged) {
 				clean[l.r.id] = canonOf(l)
 				if l.r.decode >= 0 {
-					cleanDecode[l.r.id] = decodeName(l.r.decode)
+					cleanDecode[l.r.id] = l.r.decodeInst
 				}
 				if l.r.special != "" {
 					specials[l.r.special] = l.r.id
@@ -354,6 +354,13 @@ func TestTruthInvariants(t *testing.T) {
 			}
 			if m := dirTenants[sum.InvalidEmailTenant]; m == nil || strings.Contains(m["email"], "@") {
 				t.Errorf("invalid-email tenant %q: %v", sum.InvalidEmailTenant, m)
+			}
+			touched := map[string]bool{}
+			for _, m := range exps {
+				touched[m["source_tenant_id"]], touched[m["recipient_tenant_id"]] = true, true
+			}
+			if untouched := cfg.Tenants - len(touched); untouched < 4 {
+				t.Errorf("only %d tenants are neither source nor recipient", untouched)
 			}
 			if len(dirTenants) != cfg.Tenants-1 {
 				t.Errorf("directory has %d tenants, want %d", len(dirTenants), cfg.Tenants-1)
