@@ -108,6 +108,8 @@ type caseData struct {
 	tmap     []MapRow
 	series   Series
 	reg      []RegField
+	// scopeInstances are the prefill instances that served the models in scope.
+	scopeInstances map[string]bool
 }
 
 // Sampling limits of the prompt-length chart: above maxPoints in-scope
@@ -183,6 +185,15 @@ func loadCase(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time
 		return nil, err
 	}
 	d.series.Sampled = int64(len(d.series.Points)) < d.series.Total
+	d.scopeInstances = map[string]bool{}
+	if err := scanAll(ctx, db, "report_scope_instances", []any{inc.Models}, func(r *sql.Rows) error {
+		var name string
+		err := r.Scan(&name)
+		d.scopeInstances[name] = true
+		return err
+	}); err != nil {
+		return nil, err
+	}
 	d.reg = regulatorFields(d)
 	return d, nil
 }

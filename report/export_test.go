@@ -214,3 +214,17 @@ func TestDeadlineStatus(t *testing.T) {
 }
 
 var _ = context.Background
+
+// unzipAll returns every part of a zip archive, decompressed.
+func unzipAll(t *testing.T, b []byte) []string {
+	t.Helper()
+	z, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, zf := range z.File {
+		out = append(out, readZipPart(t, zf))
+	}
+	return out
+}

@@ -122,9 +122,15 @@ func promptChart(d *caseData) string {
 	if red.Len() > 0 {
 		fmt.Fprintf(&b, `<path class="triggers" d="%s" stroke="#b3261e" stroke-width="7" stroke-linecap="round" fill="none"/>`, red.String())
 	}
-	// Threshold lines: the default pool, and each prefill instance of the
-	// capacity timeline as a step line.
-	line := func(label string, steps []step, color, dash string, labelY *float64) {
+	// Threshold lines: the default pool, and the prefill instances of the
+	// capacity timeline as step lines (instances with the same steps share
+	// one line). Labels sit right of the plot, spread so none overlap.
+	type label struct {
+		text, color string
+		y           float64
+	}
+	var labels []label
+	line := func(text string, steps []step, color, dash string) {
 		var path strings.Builder
 		for i, s := range steps {
 			x0, x1 := xs.x(s.from), xs.x(t1)
@@ -141,26 +147,26 @@ func promptChart(d *caseData) string {
 		}
 		fmt.Fprintf(&b, `<path class="threshold" d="%s" stroke="%s" stroke-width="1.6" fill="none"%s/>`, path.String(), color, dash)
 		last := steps[len(steps)-1]
-		ly := y(float64(last.tokens)) + 4
-		if labelY != nil && math.Abs(ly-*labelY) < 12 {
-			ly = *labelY + 12
-		}
-		if labelY != nil {
-			*labelY = ly
-		}
-		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s">%s</text>`, f1(W-mr+6), f1(ly), color, esc(label))
+		labels = append(labels, label{text + " " + compact(float64(last.tokens)), color, y(float64(last.tokens)) + 4})
 	}
-	var lastY float64 = -100
 	if inc.Capacity.MaxContextTokens > 0 {
-		line("max context "+compact(float64(inc.Capacity.MaxContextTokens)), []step{{t0, inc.Capacity.MaxContextTokens}}, "#777", ` stroke-dasharray="6 4"`, &lastY)
+		line("max context", []step{{t0, inc.Capacity.MaxContextTokens}}, "#777", ` stroke-dasharray="6 4"`)
 	}
-	line("prefill pool "+compact(float64(inc.Capacity.PrefillPoolTokens)), []step{{t0, inc.Capacity.PrefillPoolTokens}}, "#1f5fa8", "", &lastY)
-	for i, inst := range prefillSteps(inc, t0) {
-		if i == 6 {
-			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" fill="#1f5fa8">(more instances in the capacity timeline)</text>`, f1(W-mr+6), f1(lastY+12))
+	line("prefill pool", []step{{t0, inc.Capacity.PrefillPoolTokens}}, "#1f5fa8", "")
+	groups := groupSteps(prefillSteps(inc, t0, d.scopeInstances))
+	for i, g := range groups {
+		if i == 5 {
+			labels = append(labels, label{fmt.Sprintf("(+%d more)", len(groups)-5), "#1f5fa8", H - mb})
 			break
 		}
-		line(inst.name+" pool", inst.steps, "#1f5fa8", ` stroke-dasharray="3 2"`, &lastY)
+		line(g.name, g.steps, "#1f5fa8", ` stroke-dasharray="3 2"`)
+	}
+	sort.SliceStable(labels, func(i, j int) bool { return labels[i].y < labels[j].y })
+	for i := 1; i < len(labels); i++ {
+		labels[i].y = math.Max(labels[i].y, labels[i-1].y+13)
+	}
+	for _, l := range labels {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s">%s</text>`, f1(W-mr+6), f1(l.y), l.color, esc(l.text))
 	}
 	// Axes frame and legend.
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999"/>`, f1(ml), f1(mt), f1(W-mr-ml), f1(H-mb-mt))
@@ -179,12 +185,12 @@ type instSteps struct {
 }
 
 // prefillSteps turns the capacity timeline into one step line per prefill
-// instance, starting at the incident default.
-func prefillSteps(inc *incident.Incident, t0 time.Time) []instSteps {
+// instance that served the models in scope, starting at the incident default.
+func prefillSteps(inc *incident.Incident, t0 time.Time, inScope map[string]bool) []instSteps {
 	by := map[string][]step{}
 	var names []string
 	for _, ch := range inc.Capacity.Timeline {
-		if ch.Role != incident.RolePrefill {
+		if ch.Role != incident.RolePrefill || !inScope[ch.Instance] {
 			continue
 		}
 		if _, ok := by[ch.Instance]; !ok {
@@ -201,6 +207,40 @@ func prefillSteps(inc *incident.Incident, t0 time.Time) []instSteps {
 	out := make([]instSteps, 0, len(names))
 	for _, n := range names {
 		out = append(out, instSteps{n, by[n]})
+	}
+	return out
+}
+
+// groupSteps merges instances whose step lines are identical, naming the
+// line after them ("pf-0, pf-2 +1").
+func groupSteps(in []instSteps) []instSteps {
+	var out []instSteps
+	var members [][]string
+	key := func(st []step) string {
+		var b strings.Builder
+		for _, s := range st {
+			fmt.Fprintf(&b, "%d@%d;", s.tokens, s.from.UnixMicro())
+		}
+		return b.String()
+	}
+	at := map[string]int{}
+	for _, is := range in {
+		k := key(is.steps)
+		if i, ok := at[k]; ok {
+			members[i] = append(members[i], is.name)
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, is)
+		members = append(members, []string{is.name})
+	}
+	for i := range out {
+		m := members[i]
+		name := strings.Join(m, ", ")
+		if len(m) > 2 {
+			name = fmt.Sprintf("%s, %s +%d", m[0], m[1], len(m)-2)
+		}
+		out[i].name = name
 	}
 	return out
 }
@@ -310,7 +350,7 @@ func tenantMap(rows []MapRow) (svg string, note string) {
 	labelW := 8.0 + 7*float64(maxLen(recips))
 	labelH := 12.0 + 5.5*float64(maxLen(srcs))
 	ml, mt := ml0+labelW, mt0+labelH
-	W := ml + cell*float64(len(srcs)) + 20
+	W := ml + cell*float64(len(srcs)) + 20 + labelH/2 // rotated column labels lean right
 	H := mt + cell*float64(len(recips)) + 40
 	W = math.Max(W, 520)
 	var b strings.Builder

@@ -1,0 +1,154 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/leakmap/leakmap/analysis"
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/simulate"
+	"github.com/xuri/excelize/v2"
+)
+
+// loadClean loads a noise-free simulated log straight into the requests
+// table (the ingest step's job, reduced to what a clean log needs).
+func loadClean(t *testing.T, ctx context.Context, dir string) string {
+	t.Helper()
+	dbPath := filepath.Join(t.TempDir(), "case.duckdb")
+	db, err := casedb.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `INSERT INTO requests
+		SELECT row_number() OVER (ORDER BY ts, request_id), request_id, ts, end_ts, tenant_id, model, prompt_tokens,
+		       completion_tokens, status, prefill_instance, decode_instance, prompt_text, response_text,
+		       hash(request_id), 1, row_number() OVER (ORDER BY ts, request_id)
+		FROM read_json('`+filepath.Join(dir, "logs", "*.jsonl.gz")+`', format = 'newline_delimited', columns = {
+			request_id: 'VARCHAR', ts: 'TIMESTAMPTZ', end_ts: 'TIMESTAMPTZ', tenant_id: 'VARCHAR', model: 'VARCHAR',
+			prompt_tokens: 'BIGINT', completion_tokens: 'BIGINT', status: 'INTEGER', prefill_instance: 'VARCHAR',
+			decode_instance: 'VARCHAR', prompt_text: 'VARCHAR', response_text: 'VARCHAR'})`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dbPath
+}
+
+// TestSimulatedCase runs simulate → (clean load) → analysis → report and
+// checks the report against the simulator's ground truth and the database,
+// and that no prompt or response of the simulated logs reaches an output.
+func TestSimulatedCase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulated end-to-end case")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := simulate.DefaultConfig()
+	cfg.Noise, cfg.CSVPart = false, false
+	sum, err := simulate.Generate(ctx, nil, dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPath := loadClean(t, ctx, dir)
+	db, err := casedb.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	inc, err := incident.Load(sum.Incident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := analysis.Run(ctx, db, nil, inc); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	res, err := Write(ctx, db, nil, inc, out, *inc.AsOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keep := os.Getenv("REPORT_KEEP"); keep != "" { // a folder to look at the simulated report in
+		os.RemoveAll(keep)
+		if err := os.CopyFS(keep, os.DirFS(out)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res.AffectedRequests != int64(sum.Triggers) || res.RecipientTenants != int64(sum.Recipients) {
+		t.Errorf("report: %d affected requests of %d recipient tenants; truth: %d of %d",
+			res.AffectedRequests, res.RecipientTenants, sum.Triggers, sum.Recipients)
+	}
+
+	// The Affected requests sheet lists exactly the truth's triggers.
+	f, err := excelize.OpenFile(filepath.Join(out, "report.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, _ := f.GetRows("Affected requests")
+	var got []string
+	for _, r := range rows[1:] {
+		got = append(got, r[0])
+	}
+	truth := readCSVColumn(t, filepath.Join(dir, "truth", "affected_requests.csv"), "request_id")
+	sort.Strings(got)
+	sort.Strings(truth)
+	if !reflect.DeepEqual(got, truth) {
+		t.Errorf("Affected requests sheet: %d ids, truth %d", len(got), len(truth))
+	}
+
+	// No logged text: the first 24 characters of every prompt and response.
+	var texts []string
+	for _, r := range dbRows(t, db, `SELECT DISTINCT left(x, 24) FROM (
+		SELECT prompt_text AS x FROM requests UNION ALL SELECT response_text FROM requests) WHERE length(x) >= 24`) {
+		texts = append(texts, r[0])
+	}
+	if len(texts) == 0 {
+		t.Fatal("the simulated logs hold no text")
+	}
+	var all [][]byte
+	for _, p := range res.Files {
+		b, _ := os.ReadFile(p)
+		all = append(all, b)
+	}
+	xl, _ := os.ReadFile(filepath.Join(out, "report.xlsx"))
+	all = append(all, []byte(strings.Join(unzipAll(t, xl), "")))
+	for _, b := range all {
+		for _, x := range texts {
+			if bytes.Contains(b, []byte(x)) {
+				t.Fatalf("an output holds logged text %q", x)
+			}
+		}
+	}
+}
+
+func readCSVColumn(t *testing.T, path, col string) []string {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	recs, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := -1
+	for i, h := range recs[0] {
+		if h == col {
+			idx = i
+		}
+	}
+	var out []string
+	for _, r := range recs[1:] {
+		out = append(out, r[idx])
+	}
+	return out
+}
