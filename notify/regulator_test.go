@@ -1,0 +1,80 @@
+package notify
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Each Art. 33(3)(a)-(d) field, the timeline and the 72-hour deadline are
+// in the regulator notice, in both languages, on time and late.
+func TestRegulatorNoticeArt33Fields(t *testing.T) {
+	aware := time.Date(2026, 9, 9, 10, 0, 0, 0, time.UTC)
+	type field struct{ name, en, fr string }
+	fields := []field{
+		{"33(3)(a) nature", "(a) NATURE OF THE BREACH", "(a) NATURE DE LA VIOLATION"},
+		{"33(3)(a) categories of data", "Categories of data: prompt text, generated text.", "Catégories de données : texte des requêtes (prompts), texte généré."},
+		{"33(3)(a) data subjects", "Approximate number of data subjects:", "Nombre approximatif de personnes concernées :"},
+		{"33(3)(a) records", "Approximate number of records concerned: 4 requests whose data may have been exposed; 4 responses", "Nombre approximatif d'enregistrements concernés : 4 requêtes dont les données ont pu être exposées ; 4 réponses"},
+		{"33(3)(a) tenants", "Customers concerned: 6 in total; 4 whose data may have been exposed, 3 that may have received", "Clients concernés : 6 au total ; 4 dont les données ont pu être exposées, 3 qui ont pu recevoir"},
+		{"33(3)(b) contact", "(b) CONTACT POINT\n\nData protection officer or contact point: dpo@inference.example", "(b) POINT DE CONTACT\n\nDélégué à la protection des données ou point de contact : dpo@inference.example"},
+		{"33(3)(c) consequences", "(c) LIKELY CONSEQUENCES\n\nFragments of a customer's prompts", "(c) CONSÉQUENCES PROBABLES\n\nDes fragments des requêtes"},
+		{"33(3)(d) measures taken", "(d) MEASURES TAKEN AND PROPOSED\n\nTaken:\n- stopped the fault", "(d) MESURES PRISES ET PROPOSÉES\n\nPrises :\n- arrêt de la faute"},
+		{"33(3)(d) measures proposed", "Proposed:\n- check at every machine start", "Proposées :\n- vérifier, à chaque démarrage"},
+		{"timeline start", "- start of the breach: 2026-08-27T00:00:00Z", "- début de la violation : 2026-08-27T00:00:00Z"},
+		{"timeline end", "- end of the breach: 2026-09-09T14:00:00Z", "- fin de la violation : 2026-09-09T14:00:00Z"},
+		{"timeline discovery", "- discovery: 2026-09-08T23:11:00Z", "- découverte : 2026-09-08T23:11:00Z"},
+		{"timeline awareness", "- awareness (start of the 72-hour period): 2026-09-09T10:00:00Z", "- prise de connaissance (début du délai de 72 heures) : 2026-09-09T10:00:00Z"},
+		{"timeline containment", "- containment: 2026-09-09T14:00:00Z", "- endiguement : 2026-09-09T14:00:00Z"},
+		{"deadline", "Deadline: 2026-09-12T10:00:00Z.", "Échéance : 2026-09-12T10:00:00Z."},
+	}
+	tests := []struct {
+		country string
+		lang    string
+		asOf    time.Time
+		late    string
+	}{
+		{"FR", "fr", aware.Add(72 * time.Hour), ""},
+		{"FR", "fr", aware.Add(80 * time.Hour), "8h00m"},
+		{"DE", "en", aware.Add(72 * time.Hour), ""},
+		{"DE", "en", aware.Add(75*time.Hour + 30*time.Minute), "3h30m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lang+tt.late, func(t *testing.T) {
+			db, dir := openFixture(t)
+			inc := testIncident(t, "")
+			inc.Provider.Country = tt.country
+			res, err := Draft(context.Background(), db, nil, inc, dir, filepath.Join(t.TempDir(), "o"), tt.asOf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := noticeFor(t, res, "")
+			p := decodeForTest(t, readOutbox(t, res.Outbox, n.File))
+			if n.Language != tt.lang || p.lang != tt.lang {
+				t.Fatalf("language %s/%s, want %s", n.Language, p.lang, tt.lang)
+			}
+			for _, f := range fields {
+				want := f.en
+				if tt.lang == "fr" {
+					want = f.fr
+				}
+				if !strings.Contains(p.text, want) {
+					t.Errorf("%s: text lacks %q", f.name, want)
+				}
+			}
+			met := map[string]string{"en": "is made within the deadline", "fr": "respecte le délai"}[tt.lang]
+			lateW := map[string]string{"en": "after the deadline.\nReasons for the delay:", "fr": "après l'échéance.\nMotifs du retard :"}[tt.lang]
+			if tt.late == "" {
+				mustContain(t, "on-time notice", p.text, met)
+				mustNotContain(t, "on-time notice", p.text, lateW)
+			} else {
+				mustContain(t, "late notice", p.text, tt.late+" "+strings.SplitN(lateW, "\n", 2)[0], lateW)
+				mustNotContain(t, "late notice", p.text, met)
+			}
+			// The HTML part carries the same sections.
+			mustContain(t, "html", p.html, "(a) ", "(b) ", "(c) ", "(d) ")
+		})
+	}
+}
