@@ -25,14 +25,14 @@ type genTenant struct {
 }
 
 type genRequest struct {
-	row                int
-	id, tenant         string
-	ts                 time.Time
-	prompt, response   string
-	trigger            bool
-	sources            []int // row numbers (1-based) of its sources
-	tiers              []int
-	unknownSlots       int
+	row              int
+	id, tenant       string
+	ts               time.Time
+	prompt, response string
+	trigger          bool
+	sources          []int // row numbers (1-based) of its sources
+	tiers            []int
+	unknownSlots     int
 }
 
 const alnum = "abcdefghijklmnopqrstuvwxyz0123456789"
