@@ -115,7 +115,7 @@ type caseData struct {
 // Sampling limits of the prompt-length chart: above maxPoints in-scope
 // requests, keep every trigger and the extremes of each of seriesSlices
 // time slices, so the envelope of the scatter survives.
-const (
+var (
 	maxPoints    = 4000
 	seriesSlices = 1000
 )

@@ -20,9 +20,8 @@ import (
 
 // loadClean loads a noise-free simulated log straight into the requests
 // table (the ingest step's job, reduced to what a clean log needs).
-func loadClean(t *testing.T, ctx context.Context, dir string) string {
+func loadClean(t testing.TB, ctx context.Context, dir string, dbPath string) string {
 	t.Helper()
-	dbPath := filepath.Join(t.TempDir(), "case.duckdb")
 	db, err := casedb.Open(ctx, dbPath)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +56,7 @@ func TestSimulatedCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbPath := loadClean(t, ctx, dir)
+	dbPath := loadClean(t, ctx, dir, filepath.Join(t.TempDir(), "case.duckdb"))
 	db, err := casedb.Open(ctx, dbPath)
 	if err != nil {
 		t.Fatal(err)

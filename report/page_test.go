@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -197,5 +198,53 @@ func TestPage(t *testing.T) {
 		if got, want := tables[name], dbRows(t, db, query(q)); !reflect.DeepEqual(got, want) {
 			t.Errorf("page table %s = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestPromptSeriesSampling: above maxPoints the scatter keeps every trigger
+// and the shortest and longest other request of each time slice, the same
+// rows on every run, and the page says how many it drew.
+func TestPromptSeriesSampling(t *testing.T) {
+	db, inc := newCase(t)
+	oldMax, oldSlices := maxPoints, seriesSlices
+	maxPoints, seriesSlices = 50, 10
+	defer func() { maxPoints, seriesSlices = oldMax, oldSlices }()
+	d, err := loadCase(context.Background(), db, inc, testAsOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.series
+	total := dbCount(t, db, "SELECT count(*) FROM requests WHERE model = 'glm-5.3'")
+	triggers := dbCount(t, db, "SELECT count(*) FROM affected_requests")
+	if !s.Sampled || s.Total != total || s.Triggers != triggers {
+		t.Fatalf("series: sampled %v, total %d (want %d), triggers %d (want %d)", s.Sampled, s.Total, total, s.Triggers, triggers)
+	}
+	others := int64(len(s.Points)) - s.Triggers
+	if others < int64(seriesSlices) || others > 2*int64(seriesSlices) {
+		t.Errorf("kept %d other requests, want between %d and %d (extremes of %d slices)", others, seriesSlices, 2*seriesSlices, seriesSlices)
+	}
+	// The longest and shortest in-scope prompts outside triggers are always kept.
+	var lo, hi int64
+	db.QueryRow(`SELECT min(prompt_tokens), max(prompt_tokens) FROM requests r WHERE model = 'glm-5.3'
+		AND row_id NOT IN (SELECT row_id FROM affected_requests)`).Scan(&lo, &hi)
+	var seenLo, seenHi bool
+	for _, p := range s.Points {
+		seenLo = seenLo || (!p.Trigger && p.PromptTokens == lo)
+		seenHi = seenHi || (!p.Trigger && p.PromptTokens == hi)
+	}
+	if !seenLo || !seenHi {
+		t.Errorf("the extremes %d and %d are not both kept", lo, hi)
+	}
+	again, _ := loadCase(context.Background(), db, inc, testAsOf)
+	if !reflect.DeepEqual(again.series, s) {
+		t.Error("two samplings differ")
+	}
+	var buf bytes.Buffer
+	if err := writeHTML(context.Background(), db, d, &buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("Drawn: %d of %d requests", len(s.Points), total)
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("page does not say %q", want)
 	}
 }

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/leakmap/leakmap/analysis"
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/simulate"
+)
+
+// BenchmarkReport writes the full report of a simulated case of
+// LEAKMAP_BENCH_REQUESTS requests (default 100,000). The case (simulate,
+// clean load, analysis) is built once into LEAKMAP_BENCH_DIR when set, and
+// reused by later runs; building it is not timed. peak-rss-MB is the
+// process's peak resident memory during the timed part (DuckDB included).
+//
+//	LEAKMAP_BENCH_REQUESTS=10000000 LEAKMAP_BENCH_DIR=/tmp/bench10m \
+//	  go test -tags duckdb_arrow -run '^$' -bench BenchmarkReport -benchtime 1x ./report/
+func BenchmarkReport(b *testing.B) {
+	n := 100000
+	if s := os.Getenv("LEAKMAP_BENCH_REQUESTS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatalf("LEAKMAP_BENCH_REQUESTS: %v", err)
+		}
+	}
+	dir := os.Getenv("LEAKMAP_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	ctx := context.Background()
+	dbPath := filepath.Join(dir, "case.duckdb")
+	incPath := filepath.Join(dir, "sim", "incident.yaml")
+	if _, err := os.Stat(dbPath); err != nil {
+		cfg := simulate.DefaultConfig()
+		cfg.Requests, cfg.Noise, cfg.CSVPart = n, false, false
+		if _, err := simulate.Generate(ctx, nil, filepath.Join(dir, "sim"), cfg); err != nil {
+			b.Fatal(err)
+		}
+		loadClean(b, ctx, filepath.Join(dir, "sim"), dbPath+".tmp")
+		db, err := casedb.Open(ctx, dbPath+".tmp")
+		if err != nil {
+			b.Fatal(err)
+		}
+		inc, err := incident.Load(incPath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := analysis.Run(ctx, db, nil, inc); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+		if err := os.Rename(dbPath+".tmp", dbPath); err != nil {
+			b.Fatal(err)
+		}
+	}
+	inc, err := incident.Load(incPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := casedb.Open(ctx, dbPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var requests, exposures int64
+	db.QueryRow("SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM exposures)").Scan(&requests, &exposures)
+	resetPeakRSS()
+	out := filepath.Join(b.TempDir(), "out")
+	var res *Result
+	b.ResetTimer()
+	for b.Loop() {
+		if res, err = Write(ctx, db, nil, inc, out, *inc.AsOf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MB")
+	b.ReportMetric(float64(requests), "requests")
+	b.ReportMetric(float64(exposures), "exposures")
+	b.ReportMetric(float64(res.AffectedRequests), "affected")
+	var size int64
+	for _, f := range res.Files {
+		if st, err := os.Stat(f); err == nil {
+			size += st.Size()
+			b.Logf("%s: %d bytes", filepath.Base(f), st.Size())
+		}
+	}
+	b.ReportMetric(float64(size)/(1<<20), "output-MB")
+}
+
+// resetPeakRSS starts a new peak-RSS measurement (Linux: clear_refs 5).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS reads VmHWM, the peak resident set size, in bytes.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
