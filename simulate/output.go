@@ -243,10 +243,7 @@ func (w *logWriter) write(g *generator, r *row, prompt, resp string) error {
 	var extra []copyOf
 	if w.cfg.Noise {
 		n := g.noise
-		if r.decode >= 0 && (r.forceNoDecode || n.Float64() < w.cfg.MissingDecodeRate) {
-			l.noDecode = true
-			g.sum.MissingDecode++
-		}
+		l.noDecode = r.noDecode
 		if x := n.Float64(); x < 0.2 {
 			z = zoneParis
 		} else if x < 0.3 {
@@ -333,13 +330,18 @@ func (w *logWriter) abort() {
 //	    every trigger (in scope, in the window, served, prompt_tokens above
 //	    the prefill pool in force), sorted by ts then request_id.
 //	truth/exposures.csv  source_request_id,trigger_request_id,source_tenant_id,
-//	    recipient_tenant_id,kind,leaked_text,slots,self_exposure
+//	    recipient_tenant_id,kind,leaked_text,slots,self_exposure,
+//	    trigger_decode_logged,source_decode_logged
 //	    one row per (source, trigger): kind is always "stale" (the source
 //	    last wrote slots the trigger got but did not overwrite, by DESIGN.md's
 //	    replay); leaked_text is true when the simulator planted a fragment of
 //	    the source's logged prompt in the trigger's logged response (the
 //	    truth of the confirmed tier); slots counts the source's stale slots;
-//	    self_exposure is true when both requests belong to one tenant.
+//	    self_exposure is true when both requests belong to one tenant;
+//	    trigger_decode_logged and source_decode_logged are false when the
+//	    noise dropped that row's decode instance from the log (the replay
+//	    cannot place it: such pairs can only be found as confirmed or
+//	    possible, and a missing row shifts later allocations on its pool).
 //	    Sorted by trigger ts, trigger_request_id, source_request_id.
 //	truth/unknown_slots.csv  trigger_request_id,unknown_slots
 //	    per trigger, the stale slots never written since the log began.
@@ -352,7 +354,7 @@ type truthWriter struct {
 
 var truthFiles = []struct{ name, header string }{
 	{"affected_requests.csv", "request_id,tenant_id,ts"},
-	{"exposures.csv", "source_request_id,trigger_request_id,source_tenant_id,recipient_tenant_id,kind,leaked_text,slots,self_exposure"},
+	{"exposures.csv", "source_request_id,trigger_request_id,source_tenant_id,recipient_tenant_id,kind,leaked_text,slots,self_exposure,trigger_decode_logged,source_decode_logged"},
 	{"unknown_slots.csv", "trigger_request_id,unknown_slots"},
 }
 
@@ -378,8 +380,8 @@ func (t *truthWriter) trigger(r *row, tenantID string) error {
 	return err
 }
 
-func (t *truthWriter) exposure(src, trig, srcTenant, recTenant string, slots int64, leaked, self bool) error {
-	_, err := fmt.Fprintf(t.bws[1], "%s,%s,%s,%s,stale,%t,%d,%t\n", src, trig, srcTenant, recTenant, leaked, slots, self)
+func (t *truthWriter) exposure(src, trig, srcTenant, recTenant string, slots int64, leaked, self, trigDecode, srcDecode bool) error {
+	_, err := fmt.Fprintf(t.bws[1], "%s,%s,%s,%s,stale,%t,%d,%t,%t,%t\n", src, trig, srcTenant, recTenant, leaked, slots, self, trigDecode, srcDecode)
 	return err
 }
 

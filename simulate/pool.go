@@ -18,6 +18,7 @@ type owner struct {
 	tenant   int32
 	hasText  bool   // the source's prompt text is logged
 	textSeed uint64 // regenerates the prompt text (see text.go)
+	noDecode bool   // the log lost its decode instance (noise)
 }
 
 // segment is the run of slots [lo, hi) whose content was written by own.

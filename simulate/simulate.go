@@ -67,6 +67,9 @@ type Config struct {
 	OffsetDupRate     float64 // the same row written again with another UTC offset
 	TruncRate         float64 // a damaged (truncated) extra copy of the line
 	MissingDecodeRate float64 // the row is logged without its decode instance
+	// DropTriggerDecode logs the window's last trigger without its decode
+	// instance (an edge case: its sources cannot be replayed).
+	DropTriggerDecode bool
 }
 
 // DefaultConfig is what `leakmap demo` uses: a few thousand requests,
@@ -80,7 +83,7 @@ func DefaultConfig() Config {
 		return t
 	}
 	return Config{
-		Seed: 1, Requests: 4000, Tenants: 60, Allocator: "sorted", PageSize: 1, Noise: true,
+		Seed: 1, Requests: 6000, Tenants: 60, Allocator: "sorted", PageSize: 1, Noise: true,
 		DirectoryGaps: true, CSVPart: true,
 		PrefillInstances: 4, DecodeInstances: 4, TextShare: 0.45, HugeShare: 0.025,
 		MaxContextTokens: 1048576, PrefillPoolTokens: 681280, FixedPrefillPool: 2040000,
@@ -95,7 +98,7 @@ func DefaultConfig() Config {
 		FixAt:            ts("2026-09-09T19:40:00Z"),
 		LogEnd:           ts("2026-09-10T06:00:00Z"),
 		AsOf:             ts("2026-09-10T09:00:00Z"),
-		DupRate:          0.01, OffsetDupRate: 0.005, TruncRate: 0.003, MissingDecodeRate: 0.004,
+		DupRate:          0.01, OffsetDupRate: 0.005, TruncRate: 0.003, MissingDecodeRate: 0.0005, DropTriggerDecode: true,
 	}
 }
 
@@ -273,8 +276,9 @@ type row struct {
 	trigger    bool
 	threshold  int64
 	special    string // which edge case this row is, for tests ("" for regular rows)
-	// forceNoDecode makes the noise drop this row's decode instance.
-	forceNoDecode bool
+	// forceNoDecode makes the noise drop this row's decode instance
+	// (Config.DropTriggerDecode); noDecode says it was dropped.
+	forceNoDecode, noDecode bool
 
 	own     *owner
 	held    []segment
@@ -614,11 +618,14 @@ func (g *generator) specials() []*row {
 	add := func(r *row) *row { s = append(s, r); return r }
 	add(g.special("before-window", c.WindowStart.Add(-time.Minute), any(), in, 900000, 200, prefillName(0), 0))
 	add(g.special("window-start", c.WindowStart, silent(), in, 850000, 200, prefillName(1), 1))
-	add(g.special("window-end-last", c.WindowEnd.Add(-time.Millisecond), text(), in, 900000, 200, prefillName(2), 2))
+	// With noise: a trigger whose decode instance is unknown. It is the
+	// window's last, because a missing row shifts every later allocation on
+	// its pool, and a missing 900k-token trigger shifts a lot.
+	r := add(g.special("window-end-last", c.WindowEnd.Add(-time.Millisecond), text(), in, 900000, 200, prefillName(2), 2))
+	r.forceNoDecode = c.DropTriggerDecode
 	add(g.special("window-end", c.WindowEnd, any(), in, 900000, 503, "", -1))
 	add(g.special("at-threshold", mid, text(), in, pt, 200, prefillName(0), 0))
-	r := add(g.special("threshold-plus-one", mid.Add(time.Hour), text(), in, pt+1, 200, prefillName(0), 1))
-	r.forceNoDecode = true // with noise: a trigger whose decode instance is unknown
+	add(g.special("threshold-plus-one", mid.Add(time.Hour), text(), in, pt+1, 200, prefillName(0), 1))
 	add(g.special("no-status", mid.Add(2*time.Hour), any(), in, 950000, 0, prefillName(3), 2))
 	add(g.special("error-500", mid.Add(3*time.Hour), any(), in, 950000, 500, prefillName(3), 3))
 	add(g.special("rate-limited", mid.Add(4*time.Hour), any(), in, 950000, 429, "", -1))
@@ -701,6 +708,13 @@ func (g *generator) run(ctx context.Context) error {
 // slots are known: it writes the truth for triggers, then the log lines.
 func (g *generator) onAlloc(r *row) error {
 	g.sum.Requests++
+	// The noise decides first whether the log loses this row's decode
+	// instance, so that the truth can say which pairs the log can place.
+	if g.cfg.Noise && r.decode >= 0 && (r.forceNoDecode || g.noise.Float64() < g.cfg.MissingDecodeRate) {
+		r.noDecode = true
+		g.sum.MissingDecode++
+	}
+	r.own.noDecode = r.noDecode
 	resp := ""
 	t := &g.tenants[r.tenant]
 	if r.trigger {
@@ -778,7 +792,8 @@ func (g *generator) trigger(r *row) (string, error) {
 			g.sum.ConfirmedTruth++
 		}
 		g.sum.TruthExposures++
-		if err := g.tr.exposure(s.own.id, r.id, g.tenants[s.own.tenant].id, t.id, s.slots, leaked[s.own], self); err != nil {
+		if err := g.tr.exposure(s.own.id, r.id, g.tenants[s.own.tenant].id, t.id, s.slots, leaked[s.own], self,
+			!r.noDecode, !s.own.noDecode); err != nil {
 			return "", err
 		}
 	}

@@ -268,6 +268,10 @@ func TestTruthInvariants(t *testing.T) {
 				}
 			}
 
+			if last := clean[specials["window-end-last"]]; (last.Decode == "") != tc.noise {
+				t.Errorf("window's last trigger logged with decode instance %q (noise %t)", last.Decode, tc.noise)
+			}
+
 			// Exposures: sources were served on the trigger's decode
 			// instance and had released before it started; slot counts add up.
 			exps := readCSV(t, filepath.Join(dir, "truth", "exposures.csv"))
@@ -287,7 +291,9 @@ func TestTruthInvariants(t *testing.T) {
 					t.Errorf("exposure %s -> %s: source not a served earlier row of the same decode instance", s.ID, tr.ID)
 				}
 				if m["source_tenant_id"] != s.Tenant || m["recipient_tenant_id"] != tr.Tenant || m["kind"] != "stale" ||
-					m["self_exposure"] != strconv.FormatBool(s.Tenant == tr.Tenant) {
+					m["self_exposure"] != strconv.FormatBool(s.Tenant == tr.Tenant) ||
+					m["trigger_decode_logged"] != strconv.FormatBool(tr.Decode != "") ||
+					m["source_decode_logged"] != strconv.FormatBool(s.Decode != "") {
 					t.Errorf("exposure row %v", m)
 				}
 				n, _ := strconv.ParseInt(m["slots"], 10, 64)
