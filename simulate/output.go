@@ -396,11 +396,36 @@ func (t *truthWriter) close() ([]string, error) {
 		}
 	}
 	t.files = nil
+	if first == nil {
+		first = os.WriteFile(filepath.Join(t.dir, "README.txt"), []byte(truthReadme), 0o644)
+	}
 	if first != nil {
 		return nil, fmt.Errorf("simulate: truth: %w", first)
 	}
-	return t.names, nil
+	return append(t.names, filepath.Join("truth", "README.txt")), nil
 }
+
+const truthReadme = `Ground truth of this simulated incident (leakmap simulate).
+Computed on the clean rows, before the noise was added to the logs, by
+replaying every decode pool exactly as DESIGN.md says, with the incident
+file's allocator and page size.
+
+affected_requests.csv  request_id,tenant_id,ts
+  Every trigger: in scope, in the window, served, prompt_tokens above the
+  prefill pool in force. Sorted by ts, request_id.
+exposures.csv  source_request_id,trigger_request_id,source_tenant_id,
+               recipient_tenant_id,kind,leaked_text,slots,self_exposure,
+               trigger_decode_logged,source_decode_logged
+  One row per (source, trigger). kind is "stale": the source last wrote
+  slots the trigger got but did not overwrite. leaked_text=true: a
+  fragment of the source's logged prompt was planted in the trigger's
+  logged response (the truth of the confirmed tier). slots: the source's
+  stale slots. *_decode_logged=false: the log lost that row's decode
+  instance (noise), so the replay cannot place it.
+  Sorted by trigger ts, trigger_request_id, source_request_id.
+unknown_slots.csv  trigger_request_id,unknown_slots
+  Per trigger, its stale slots never written since the log began.
+`
 
 func (t *truthWriter) abort() {
 	for _, f := range t.files {

@@ -230,7 +230,7 @@ func generate(ctx context.Context, logger *slog.Logger, dir string, cfg Config, 
 	s.Tenants = filepath.Join(dir, "tenants.csv")
 	s.Logs = filepath.Join(dir, "logs")
 	sort.Strings(s.Files)
-	logger.Info("simulated incident written", "dir", dir, "requests", s.Requests, "triggers", s.Triggers,
+	logger.Debug("simulated incident written", "dir", dir, "requests", s.Requests, "triggers", s.Triggers,
 		"exposures", s.TruthExposures, "confirmed", s.ConfirmedTruth, "replay_warnings", s.ReplayWarnings)
 	return &s, nil
 }
@@ -308,6 +308,7 @@ type generator struct {
 	sum Summary
 
 	changeTimes map[int64]bool // capacity change instants that no regular event may share
+	tl          []capacityChange
 }
 
 func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, error) {
@@ -318,6 +319,7 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 		changeTimes: map[int64]bool{},
 	}
 	g.makeTenants()
+	g.tl = g.timeline()
 	g.rp = &replayer{pageSize: cfg.PageSize, onAlloc: g.onAlloc}
 	for i := 0; i <= cfg.DecodeInstances; i++ { // dc-0.. and dx-0
 		p, err := newPool(cfg.Allocator, cfg.DecodePoolTokens)
@@ -377,7 +379,7 @@ func (g *generator) timeline() []capacityChange {
 // prefillPoolAt is the prefill pool in force for inst at t (Unix ms).
 func (g *generator) prefillPoolAt(inst string, t int64) int64 {
 	pool := g.cfg.PrefillPoolTokens
-	for _, ch := range g.timeline() {
+	for _, ch := range g.tl {
 		if ch.inst == inst && ch.role == "prefill" && ms(ch.from) <= t {
 			pool = ch.pool
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/simulate"
@@ -42,7 +43,7 @@ byte-identical files.`,
 			fmt.Fprintf(w, "  triggers %d, exposures %d (%d cross-tenant, %d with leaked text), recipients %d, source tenants %d, replay warnings %d\n",
 				sum.Triggers, sum.TruthExposures, sum.CrossTenant, sum.ConfirmedTruth, sum.Recipients, sum.Sources, sum.ReplayWarnings)
 			fmt.Fprintf(w, "  logs:      %s\n  incident:  %s\n  tenants:   %s\n  truth:     %s\n",
-				sum.Logs, sum.Incident, sum.Tenants, out+"/truth")
+				sum.Logs, sum.Incident, sum.Tenants, filepath.Join(out, "truth"))
 			fmt.Fprintf(w, "next: leakmap run --incident %s --tenants %s --out OUT %s\n", sum.Incident, sum.Tenants, sum.Logs)
 			return nil
 		},
