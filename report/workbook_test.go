@@ -328,3 +328,32 @@ func readZipPart(t *testing.T, zf *zip.File) string {
 	}
 	return b.String()
 }
+
+// TestEmptyCase: a case with no analysis yet (nothing affected, no
+// notices) still gives every file, with zeros rather than errors.
+func TestEmptyCase(t *testing.T) {
+	db, inc := newCase(t)
+	for _, tbl := range []string{"requests", "rejected_rows", "affected_requests", "exposures", "tenants", "analysis_runs", "notices", "send_ledger", "ingest_files"} {
+		if _, err := db.Exec("DELETE FROM " + tbl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, res := writeReport(t, db, inc)
+	if len(res.Files) != 8 || res.AffectedRequests != 0 {
+		t.Fatalf("files %v, affected %d", res.Files, res.AffectedRequests)
+	}
+	f, err := excelize.OpenFile(out + "/report.xlsx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reg, _ := f.GetRows("Regulator")
+	for _, r := range reg {
+		if len(r) > 2 && r[1] == "Filing type" && !strings.HasPrefix(r[2], "initial") {
+			t.Errorf("filing type without an analysis = %q, want initial", r[2])
+		}
+	}
+	if rows, _ := f.GetRows("Exposures"); len(rows) != 1 {
+		t.Errorf("Exposures sheet has %d rows, want the header only", len(rows))
+	}
+}
