@@ -379,36 +379,63 @@ func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
 	return res, nil
 }
 
-// checker tests messages against a manifest, caching k-gram hashes: most
-// k-grams of a notice are template words shared by every notice.
+// checker tests messages against a manifest. Most lines of a notice are
+// template text shared by thousands of notices, so the k-gram hits of each
+// line are cached by the line's text; only k-grams that cross a line
+// boundary are hashed for every message.
 type checker struct {
 	m     *manifest
 	x     *hasher
-	cache map[string]digest
-	key   []byte
+	ks    []int // every k to try: identifier and text lengths
+	lines map[string][]hit
+}
+
+// hit is a k-gram of a line (or segment) found in the manifest.
+type hit struct {
+	pos, k int
+	d      digest
+	text   bool // a logged-text shingle, else an identifier
 }
 
 func newChecker(m *manifest) *checker {
-	return &checker{m: m, x: newHasher(), cache: map[string]digest{}}
+	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}}
+	for _, k := range m.idKs {
+		c.ks = addK(c.ks, k)
+	}
+	for _, k := range m.textKs {
+		c.ks = addK(c.ks, k)
+	}
+	return c
 }
 
-func (c *checker) hashOf(w []string) digest {
-	c.key = c.key[:0]
-	for i, s := range w {
-		if i > 0 {
-			c.key = append(c.key, ' ')
+// hitsAt tests the k-gram w[i:i+k] against the manifest.
+func (c *checker) hitsAt(w []string, i, k int, out []hit) []hit {
+	d := c.x.kgram(w[i : i+k])
+	if _, ok := c.m.ids[d]; ok {
+		out = append(out, hit{pos: i, k: k, d: d})
+	}
+	if _, ok := c.m.texts[d]; ok {
+		out = append(out, hit{pos: i, k: k, d: d, text: true})
+	}
+	return out
+}
+
+// lineHits returns the hits of the k-grams inside one line, cached.
+func (c *checker) lineHits(line string, w []string) []hit {
+	if hs, ok := c.lines[line]; ok {
+		return hs
+	}
+	var hs []hit
+	for _, k := range c.ks {
+		for i := 0; i+k <= len(w); i++ {
+			hs = c.hitsAt(w, i, k, hs)
 		}
-		c.key = append(c.key, s...)
 	}
-	if d, ok := c.cache[string(c.key)]; ok {
-		return d
+	if len(c.lines) >= 1<<20 {
+		clear(c.lines)
 	}
-	d := c.x.kgram(w)
-	if len(c.cache) >= 1<<20 {
-		clear(c.cache)
-	}
-	c.cache[string(c.key)] = d
-	return d
+	c.lines[line] = hs
+	return hs
 }
 
 // segment is one decoded piece of a message: its headers, or one part.
@@ -424,54 +451,76 @@ func (c *checker) checkMessage(data []byte, owner string) []string {
 		return []string{"cannot be decoded: " + err.Error()}
 	}
 	var reasons []string
-	seen := map[string]bool{}
+	more := 0
 	add := func(r string) {
-		if !seen[r] {
-			seen[r] = true
+		if len(reasons) < 5 {
 			reasons = append(reasons, r)
+		} else {
+			more++
 		}
 	}
-	own := map[digest]bool{}
-	var ownKs []int
-	for _, e := range c.m.ownIDs[owner] {
-		own[e.d] = true
-		ownKs = addK(ownKs, e.k)
-	}
 	for _, seg := range segs {
-		w := words(seg.text)
+		var w []string
+		var lineOf []int
+		var hits []hit
+		for li, line := range strings.Split(seg.text, "\n") {
+			lw := words(line)
+			for _, h := range c.lineHits(line, lw) {
+				h.pos += len(w)
+				hits = append(hits, h)
+			}
+			w = append(w, lw...)
+			for range lw {
+				lineOf = append(lineOf, li)
+			}
+		}
+		// k-grams that span lines are not in any line's cache.
+		for _, k := range c.ks {
+			for i := 0; i+k <= len(w); i++ {
+				if lineOf[i] != lineOf[i+k-1] {
+					hits = c.hitsAt(w, i, k, hits)
+				}
+			}
+		}
 		// Mask the owner's own identifiers first: "acme" inside the
 		// owner's own "acme labs" is not another tenant's "acme".
 		masked := make([]bool, len(w))
-		for _, k := range ownKs {
-			for i := 0; i+k <= len(w); i++ {
-				if own[c.hashOf(w[i:i+k])] {
-					for j := i; j < i+k; j++ {
+		for _, h := range hits {
+			if h.text {
+				continue
+			}
+			for _, o := range c.m.ids[h.d] {
+				if o.owner == owner {
+					for j := h.pos; j < h.pos+h.k; j++ {
 						masked[j] = true
 					}
-				}
-			}
-		}
-		for _, k := range c.m.idKs {
-			for i := 0; i+k <= len(w); i++ {
-				if allMasked(masked[i : i+k]) {
-					continue
-				}
-				for _, o := range c.m.ids[c.hashOf(w[i:i+k])] {
-					if o.owner != owner {
-						add(fmt.Sprintf("%s, word %d: another tenant's %s", seg.label, i+1, kindLabel(o.kind)))
-						break
-					}
-				}
-			}
-		}
-		for _, k := range c.m.textKs {
-			for i := 0; i+k <= len(w); i++ {
-				if _, hit := c.m.texts[c.hashOf(w[i:i+k])]; hit {
-					add(fmt.Sprintf("%s, word %d: logged text (prompt or response)", seg.label, i+1))
 					break
 				}
 			}
 		}
+		sort.Slice(hits, func(i, j int) bool { return hits[i].pos < hits[j].pos })
+		textSeen := false
+		for _, h := range hits {
+			if h.text {
+				if !textSeen {
+					textSeen = true // one report per part: a quoted prompt has many shingles
+					add(fmt.Sprintf("%s, word %d: logged text (prompt or response)", seg.label, h.pos+1))
+				}
+				continue
+			}
+			if allMasked(masked[h.pos : h.pos+h.k]) {
+				continue
+			}
+			for _, o := range c.m.ids[h.d] {
+				if o.owner != owner {
+					add(fmt.Sprintf("%s, word %d: another tenant's %s", seg.label, h.pos+1, kindLabel(o.kind)))
+					break
+				}
+			}
+		}
+	}
+	if more > 0 {
+		reasons = append(reasons, fmt.Sprintf("and %d more", more))
 	}
 	return reasons
 }
@@ -563,9 +612,9 @@ func decodePart(segs *[]segment, ctype, cte, disposition string, body io.Reader,
 		text = strings.ToValidUTF8(text, " ")
 	}
 	if mt == "text/html" {
-		// The visible text (tags as spaces), and the markup itself, whose
-		// attributes (href, alt, title) could carry an identifier too.
-		*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(text)})
+		// The visible text (tags as spaces), and the inside of the tags,
+		// whose attributes (href, alt, title) could carry an identifier.
+		*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(tagInteriors(text))})
 		text = html.UnescapeString(stripTags(text))
 	}
 	*segs = append(*segs, segment{label, text})
@@ -593,6 +642,25 @@ func stripTags(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// tagInteriors returns the inside of every HTML tag, one per line.
+func tagInteriors(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			return b.String()
+		}
+		j := strings.IndexByte(s[i:], '>')
+		if j < 0 {
+			b.WriteString(s[i+1:])
+			return b.String()
+		}
+		b.WriteString(s[i+1 : i+j])
+		b.WriteByte('\n')
+		s = s[i+j+1:]
+	}
 }
 
 // newlineStripper drops CR and LF so base64 lines decode as one stream.
