@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/ingest"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+func init() { register(newIngestCmd) }
+
+func newIngestCmd(g *globalOptions) *cobra.Command {
+	var dbPath string
+	var opts ingest.Options
+	cmd := &cobra.Command{
+		Use:   "ingest --db CASE.duckdb [--format F] [--preset NAME | --mapping FILE] LOG...",
+		Short: "Load request logs into a case database, losing nothing",
+		Long: `Load request logs (files, folders, globs; JSON Lines, CSV or Parquet; gzip or
+zstd compressed) into the case database. Each file loads in one transaction
+and is recorded with its SHA-256 in ingest_files; a file already loaded is
+skipped. Every record read is loaded, rejected (kept in rejected_rows with
+file, line, reason and raw text), or counted as a duplicate:
+read = loaded + rejected + duplicates, per file and in total.
+
+Presets: canonical (default), engine (a serving engine's JSON request log:
+received/finished events joined on rid; tenant from obj.user), gateway (an
+API gateway's log: id, created_at, account_id, tokens_in, tokens_out,
+duration). --mapping FILE maps any other layout (see the ingest package doc).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dbPath == "" {
+				return errs.Usage("--db is required")
+			}
+			if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && !g.quiet {
+				opts.Progress = g.stderr
+			}
+			db, err := casedb.Open(cmd.Context(), dbPath)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			res, err := ingest.Run(cmd.Context(), db, g.logger, args, opts)
+			if res != nil {
+				printIngest(g.stdout, res)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dbPath, "db", "", "case database (created if missing)")
+	cmd.Flags().StringVar(&opts.Format, "format", "auto", "auto (from content), jsonl, csv or parquet")
+	cmd.Flags().StringVar(&opts.Preset, "preset", "", "log layout: canonical (default), engine or gateway")
+	cmd.Flags().StringVar(&opts.MappingFile, "mapping", "", "YAML mapping from your fields and time format to the canonical ones")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "model name for rows whose log carries none (engine logs)")
+	cmd.MarkFlagsMutuallyExclusive("preset", "mapping")
+	return cmd
+}
+
+// printIngest prints one line per file and the totals.
+func printIngest(w io.Writer, res *ingest.Result) {
+	already := 0
+	for _, f := range res.Files {
+		switch {
+		case f.AlreadyLoaded:
+			already++
+			fmt.Fprintf(w, "%s: already loaded (sha256 %s), nothing added\n", f.Path, f.SHA256[:12])
+		default:
+			flag := ""
+			if f.NameReused {
+				flag = " [name loaded before with other content]"
+			}
+			fmt.Fprintf(w, "%s: %s/%s, read %d, loaded %d, rejected %d, duplicates %d, conflicts %d%s\n",
+				f.Path, f.Format, f.Compression, f.Read, f.Loaded, f.Rejected, f.Duplicates, f.Conflicts, flag)
+		}
+	}
+	fmt.Fprintf(w, "read %d, loaded %d, rejected %d, duplicates %d (conflicts %d, files %d, already loaded %d)\n",
+		res.Read, res.Loaded, res.Rejected, res.Duplicates, res.Conflicts, len(res.Files), already)
+}

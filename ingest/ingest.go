@@ -1,0 +1,288 @@
+// Package ingest loads request logs into a case database: the requests
+// table, the chain of custody (ingest_files) and the rows it could not load
+// (rejected_rows), losing nothing: every record read is loaded, rejected
+// with its file, line, reason and raw text, or counted as a duplicate of a
+// row already in the case.
+//
+// A clean canonical JSON Lines file (plain, gzip or zstd) goes through
+// DuckDB's own reader straight into requests; any other file, or one with a
+// line that reader refuses, is read record by record in Go (the checked
+// path), in its own transaction like every file.
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/queries"
+	"github.com/schollz/progressbar/v3"
+)
+
+// Options choose how files are read.
+type Options struct {
+	Format      string    // "auto" (default: from content, not the extension), "jsonl", "csv", "parquet"
+	Preset      string    // "" or "canonical" (default), "engine", "gateway"
+	MappingFile string    // YAML mapping from the user's fields and time format to canonical ones; exclusive with Preset
+	Progress    io.Writer // where to draw a progress bar (pass stderr only when it is a terminal); nil: none
+	// Model names the model of rows whose log carries none (engine logs
+	// usually do not); a mapped model field wins.
+	Model string
+}
+
+// FileResult is what happened to one input file.
+type FileResult struct {
+	Path, SHA256, Format, Compression, Preset string
+	Size                                      int64
+	// Read = Loaded + Rejected + Duplicates. Conflicts counts loaded rows
+	// whose request_id another row of the case has (see ingest_conflicts.sql).
+	Read, Loaded, Rejected, Duplicates, Conflicts int64
+	AlreadyLoaded                                 bool // same SHA-256 already in the case: skipped whole, adds nothing
+	NameReused                                    bool // same file name loaded before with another hash: loaded and flagged
+}
+
+// Result is every file's outcome and the totals.
+type Result struct {
+	Files                                         []FileResult
+	Read, Loaded, Rejected, Duplicates, Conflicts int64 // totals
+}
+
+// Run expands files, folders and globs in paths, and loads each file in its
+// own transaction. Every file is checked before any is loaded: a file that
+// is not a log at all (binary, CSV without the required columns, engine log
+// without a tenant) stops the run with an errs.Input naming the file and
+// what is missing, and the database is left as it was. Files whose SHA-256
+// is already in the case are skipped, so rerunning after a crash or Ctrl-C
+// finishes the job. On error, the returned Result holds the files committed
+// so far.
+func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, paths []string, opts Options) (*Result, error) {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	m, err := resolveMapping(opts)
+	if err != nil {
+		return nil, err
+	}
+	switch opts.Format {
+	case "":
+		opts.Format = "auto"
+	case "auto", formatJSONL, formatCSV, formatParquet:
+	default:
+		return nil, errs.Usage("--format %q: want auto, jsonl, csv or parquet", opts.Format)
+	}
+	files, err := expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]*fileInfo, 0, len(files))
+	var total int64
+	for _, p := range files {
+		fi, err := preflight(ctx, db, p, m, opts.Format)
+		if err != nil {
+			return nil, err
+		}
+		infos = append(infos, fi)
+		total += fi.size
+	}
+	prog := newProgress(opts.Progress, total)
+	defer prog.finish()
+	res := &Result{}
+	for _, fi := range infos {
+		fr, err := loadOne(ctx, db, logger, fi, m, prog)
+		if err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, fr)
+		res.Read += fr.Read
+		res.Loaded += fr.Loaded
+		res.Rejected += fr.Rejected
+		res.Duplicates += fr.Duplicates
+		res.Conflicts += fr.Conflicts
+		logger.Debug("ingested", "file", fr.Path, "read", fr.Read, "loaded", fr.Loaded,
+			"rejected", fr.Rejected, "duplicates", fr.Duplicates, "already_loaded", fr.AlreadyLoaded)
+	}
+	if res.Read != res.Loaded+res.Rejected+res.Duplicates {
+		return res, fmt.Errorf("ingest: totals do not reconcile: read %d, loaded %d, rejected %d, duplicates %d",
+			res.Read, res.Loaded, res.Rejected, res.Duplicates)
+	}
+	return res, nil
+}
+
+// resolveMapping picks the preset or reads the mapping file.
+func resolveMapping(opts Options) (*Mapping, error) {
+	var m *Mapping
+	var err error
+	if opts.MappingFile != "" {
+		if opts.Preset != "" && opts.Preset != "canonical" {
+			return nil, errs.Usage("--preset and --mapping are exclusive")
+		}
+		m, err = loadMapping(opts.MappingFile)
+	} else {
+		m, err = presetMapping(opts.Preset)
+	}
+	if err != nil {
+		return nil, errs.Usage("%w", err)
+	}
+	if opts.Model != "" && m.Constants["model"] == "" {
+		c := map[string]string{"model": opts.Model}
+		for k, v := range m.Constants {
+			c[k] = v
+		}
+		m.Constants = c
+	}
+	return m, nil
+}
+
+// loadOne loads one checked file unless the case already holds its bytes.
+func loadOne(ctx context.Context, db *sql.DB, logger *slog.Logger, fi *fileInfo, m *Mapping, prog *progress) (FileResult, error) {
+	fr := FileResult{Path: fi.path, SHA256: fi.sha256, Format: fi.format, Compression: fi.compression,
+		Preset: m.name, Size: fi.size}
+	var id int64
+	var prev string
+	err := db.QueryRowContext(ctx, queries.Get("ingest_find_sha"), fi.sha256).Scan(&id, &prev)
+	switch {
+	case err == nil:
+		fr.AlreadyLoaded = true
+		prog.add(fi.size)
+		logger.Debug("already loaded", "file", fi.path, "as", prev)
+		return fr, nil
+	case err != sql.ErrNoRows:
+		return fr, err
+	}
+	if err := db.QueryRowContext(ctx, queries.Get("ingest_name_reused"), fi.name, fi.sha256).Scan(&fr.NameReused); err != nil {
+		return fr, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fr, err
+	}
+	defer conn.Close()
+	l := &loader{db: db, conn: conn, logger: logger, fi: fi, m: m, prog: prog, res: fr}
+	if err := l.load(ctx); err != nil {
+		return fr, err
+	}
+	return l.res, nil
+}
+
+// expand turns files, folders (walked, hidden entries skipped) and globs
+// into a sorted list of files per argument, each file once.
+func expand(paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, errs.Usage("no log files given")
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	walk := func(dir string) error {
+		var found []string
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if p != dir && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() {
+				found = append(found, p)
+			}
+			return nil
+		})
+		sort.Strings(found)
+		for _, f := range found {
+			add(f)
+		}
+		return err
+	}
+	for _, arg := range paths {
+		matches := []string{arg}
+		if strings.ContainsAny(arg, "*?[") {
+			var err error
+			if matches, err = filepath.Glob(arg); err != nil {
+				return nil, errs.Usage("%s: bad pattern: %w", arg, err)
+			}
+			if len(matches) == 0 {
+				return nil, errs.Input("%s: no file matches", arg)
+			}
+			sort.Strings(matches)
+		}
+		for _, p := range matches {
+			st, err := os.Stat(p)
+			if err != nil {
+				return nil, errs.Input("%s: %w", p, err)
+			}
+			if st.IsDir() {
+				if err := walk(p); err != nil {
+					return nil, errs.Input("%s: %w", p, err)
+				}
+			} else if st.Mode().IsRegular() {
+				add(p)
+			} else {
+				return nil, errs.Input("%s: not a regular file", p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// progress draws a bar over the bytes of all files; nil draws nothing.
+type progress struct{ bar *progressbar.ProgressBar }
+
+func newProgress(w io.Writer, total int64) *progress {
+	if w == nil {
+		return nil
+	}
+	return &progress{bar: progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("ingest"),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish())}
+}
+
+func (p *progress) add(n int64) {
+	if p != nil {
+		p.bar.Add64(n)
+	}
+}
+
+func (p *progress) reader(r io.Reader) io.Reader {
+	if p == nil {
+		return r
+	}
+	return &countingReader{r: r, p: p}
+}
+
+func (p *progress) finish() {
+	if p != nil {
+		p.bar.Finish()
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	p *progress
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.p.add(int64(n))
+	return n, err
+}

@@ -1,0 +1,322 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/duckdb/duckdb-go/v2"
+	"github.com/leakmap/leakmap/queries"
+)
+
+// testHookBeforeCommit lets tests interrupt a load at its last moment.
+var testHookBeforeCommit func(path string)
+
+// maxLine keeps row_id = file_id << 32 | line unique.
+const maxLine = 1<<32 - 1
+
+// loader loads one file in one transaction on its own connection.
+type loader struct {
+	db     *sql.DB
+	conn   *sql.Conn
+	logger *slog.Logger
+	fi     *fileInfo
+	m      *Mapping
+	prog   *progress
+	fileID int64
+	res    FileResult
+}
+
+func (l *loader) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	r, err := l.conn.ExecContext(ctx, queries.Get(query), args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", query, err)
+	}
+	return r.RowsAffected()
+}
+
+func (l *loader) begin(ctx context.Context) error {
+	if _, err := l.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	return l.conn.QueryRowContext(ctx, queries.Get("ingest_next_file_id")).Scan(&l.fileID)
+}
+
+// rollback runs even when ctx is cancelled (Ctrl-C): the file's rows go.
+func (l *loader) rollback() {
+	if _, err := l.conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		l.logger.Debug("rollback", "file", l.fi.path, "err", err)
+	}
+}
+
+// load loads l.fi: the fast path when it can, else the checked path.
+func (l *loader) load(ctx context.Context) error {
+	if l.fi.format == formatEmpty {
+		if err := l.begin(ctx); err != nil {
+			return err
+		}
+		l.prog.add(l.fi.size)
+		if err := l.finish(ctx, 0, 0, 0, 0); err != nil {
+			l.rollback()
+			return err
+		}
+		return nil
+	}
+	if l.fi.format == formatJSONL && l.m.isIdentity() {
+		if err := l.begin(ctx); err != nil {
+			return err
+		}
+		ok, err := l.fast(ctx)
+		if err != nil {
+			l.rollback()
+			return err
+		}
+		if ok {
+			return nil
+		}
+		l.rollback()
+		l.logger.Debug("file has lines the fast reader refuses; checking it line by line", "file", l.fi.path)
+	}
+	if err := l.begin(ctx); err != nil {
+		return err
+	}
+	if err := l.checked(ctx); err != nil {
+		l.rollback()
+		return err
+	}
+	return nil
+}
+
+// lineCheck is the fast path's independent look at the file: how many lines
+// it has, and whether each starts with '{'. DuckDB's reader skips blank lines
+// silently, which would shift every line number after them.
+type lineCheck struct {
+	lines int64
+	clean bool
+	err   error
+}
+
+func checkLines(ctx context.Context, path, compression string, prog *progress) lineCheck {
+	rc, err := openContentWith(path, compression, prog.reader)
+	if err != nil {
+		return lineCheck{err: err}
+	}
+	defer rc.Close()
+	buf := make([]byte, 1<<20)
+	var c lineCheck
+	c.clean = true
+	atLineStart := true
+	for {
+		if ctx.Err() != nil {
+			return lineCheck{err: ctx.Err()}
+		}
+		n, err := rc.Read(buf)
+		b := buf[:n]
+		for len(b) > 0 {
+			if atLineStart {
+				if b[0] != '{' {
+					c.clean = false
+				}
+				c.lines++
+				atLineStart = false
+			}
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				break
+			}
+			b = b[i+1:]
+			atLineStart = true
+		}
+		if errors.Is(err, io.EOF) {
+			return c
+		}
+		if err != nil {
+			return lineCheck{err: err}
+		}
+	}
+}
+
+// fast loads a clean canonical JSON Lines file with DuckDB's reader straight
+// into requests. It reports false (and the caller rolls back) when the file
+// is not clean: a line the reader refuses, a value the checked path would
+// reject, a blank or odd line that would shift line numbers.
+func (l *loader) fast(ctx context.Context) (bool, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	checkDone := make(chan lineCheck, 1)
+	go func() { checkDone <- checkLines(cctx, l.fi.path, l.fi.compression, l.prog) }()
+	comp := map[string]string{compNone: "uncompressed", compGzip: "gzip", compZstd: "zstd"}[l.fi.compression]
+	n, err := l.exec(ctx, "ingest_fast_jsonl", l.fileID, l.fi.path, comp)
+	if err != nil {
+		cancel()
+		<-checkDone
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, nil
+	}
+	c := <-checkDone
+	if c.err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, fmt.Errorf("%s: %w", l.fi.path, c.err)
+	}
+	if !c.clean || c.lines != n || n > maxLine {
+		return false, nil
+	}
+	if _, err := l.exec(ctx, "ingest_fast_number", l.fileID); err != nil {
+		return false, err
+	}
+	var count, lo, hi int64
+	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_fast_check"), l.fileID).Scan(&count, &lo, &hi); err != nil {
+		return false, err
+	}
+	if count != n || (n > 0 && (lo != 1 || hi != n)) {
+		return false, nil
+	}
+	return true, l.finish(ctx, n, n, 0, 0)
+}
+
+// stageSink appends checked rows to the stage table and rejected records
+// straight to rejected_rows, inside the file's transaction.
+type stageSink struct {
+	fileID                           int64
+	stage, rejects                   *duckdb.Appender
+	read, staged, rejected, dupLines int64
+}
+
+func (s *stageSink) row(line int64, v values) error {
+	if line > maxLine {
+		return fmt.Errorf("line %d: more lines than a file may have", line)
+	}
+	s.read++
+	s.staged++
+	return s.stage.AppendRow(line, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11])
+}
+
+func (s *stageSink) reject(line int64, reason, raw string) error {
+	s.read++
+	s.rejected++
+	return s.rejects.AppendRow(s.fileID, line, reason, raw)
+}
+
+func (s *stageSink) duplicateLine() {
+	s.read++
+	s.dupLines++
+}
+
+// checked reads the file record by record in Go, keeping each rejected
+// record with its line, reason and raw text.
+func (l *loader) checked(ctx context.Context) error {
+	if _, err := l.exec(ctx, "ingest_0_stage"); err != nil {
+		return err
+	}
+	s := &stageSink{fileID: l.fileID}
+	inst := instanceFromName(l.fi.name)
+	err := l.conn.Raw(func(dc any) error {
+		conn, ok := dc.(driver.Conn)
+		if !ok {
+			return errors.New("ingest: not a DuckDB connection")
+		}
+		var err error
+		if s.stage, err = duckdb.NewAppender(conn, "temp", "main", "ingest_stage"); err != nil {
+			return fmt.Errorf("stage appender: %w", err)
+		}
+		if s.rejects, err = duckdb.NewAppender(conn, "", "main", "rejected_rows"); err != nil {
+			s.stage.Close()
+			return fmt.Errorf("rejected_rows appender: %w", err)
+		}
+		rerr := l.read(ctx, s, inst)
+		e1, e2 := s.stage.Close(), s.rejects.Close()
+		return errors.Join(rerr, e1, e2)
+	})
+	if err != nil {
+		return err
+	}
+	inserted, err := l.exec(ctx, "ingest_stage_load", l.fileID)
+	if err != nil {
+		return err
+	}
+	if inserted != s.staged {
+		return fmt.Errorf("%s: staged %d rows but moved %d", l.fi.path, s.staged, inserted)
+	}
+	return l.finish(ctx, s.read, s.staged, s.rejected, s.dupLines)
+}
+
+// read runs the source that fits the file's format and layout.
+func (l *loader) read(ctx context.Context, s sink, inst fileInstance) error {
+	if l.fi.format == formatParquet {
+		err := readParquet(ctx, l.db, l.fi.path, l.m, inst, s)
+		l.prog.add(l.fi.size)
+		return err
+	}
+	rc, err := openContentWith(l.fi.path, l.fi.compression, l.prog.reader)
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.fi.path, err)
+	}
+	defer rc.Close()
+	switch {
+	case l.fi.format == formatCSV:
+		err = readCSV(ctx, rc, l.m, inst, s)
+	case l.m.Layout == layoutEngine:
+		err = readEngine(ctx, rc, l.m, inst, s)
+	default:
+		err = readJSONL(ctx, rc, l.m, inst, s)
+	}
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s: %w", l.fi.path, err)
+	}
+	return err
+}
+
+// finish drops duplicates of rows already in the case, counts conflicts,
+// records the file in the chain of custody and commits: the file's rows and
+// its ingest_files row land together or not at all.
+func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines int64) error {
+	dups, err := l.exec(ctx, "ingest_drop_duplicates", l.fileID)
+	if err != nil {
+		return err
+	}
+	var conflicts int64
+	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_file_conflicts"), l.fileID).Scan(&conflicts); err != nil {
+		return err
+	}
+	r := &l.res
+	r.Read, r.Loaded, r.Rejected, r.Duplicates, r.Conflicts = read, inserted-dups, rejected, dupLines+dups, conflicts
+	if r.Read != r.Loaded+r.Rejected+r.Duplicates {
+		return fmt.Errorf("%s: read %d != loaded %d + rejected %d + duplicates %d", l.fi.path, r.Read, r.Loaded, r.Rejected, r.Duplicates)
+	}
+	if _, err := l.exec(ctx, "ingest_record_file", l.fileID, l.fi.path, l.fi.name, l.fi.size, l.fi.sha256,
+		l.fi.format, l.fi.compression, l.m.name, r.Read, r.Loaded, r.Rejected, r.Duplicates, r.NameReused); err != nil {
+		return err
+	}
+	if testHookBeforeCommit != nil {
+		testHookBeforeCommit(l.fi.path)
+	}
+	if _, err := l.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("%s: commit: %w", l.fi.path, err)
+	}
+	return nil
+}
+
+// openContentWith is openContent with the raw file bytes passed through wrap
+// (the progress bar counts bytes on disk).
+func openContentWith(path, compression string, wrap func(io.Reader) io.Reader) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := decompress(wrap(f), compression)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &readCloser{Reader: rc, close: func() error { rc.Close(); return f.Close() }}, nil
+}

@@ -1,0 +1,444 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Indexes of canonical fields in a row's values.
+const (
+	fRequestID = iota
+	fTS
+	fEndTS
+	fTenantID
+	fModel
+	fPromptTokens
+	fCompletionTokens
+	fStatus
+	fPrefill
+	fDecode
+	fPromptText
+	fResponseText
+	nFields
+)
+
+// values holds one canonical row as driver values in canonicalFields order:
+// string, time.Time (UTC, microseconds), int64, int32, or nil for NULL.
+type values [nFields]any
+
+// parseJSONObject decodes one JSON Lines line into an object. Numbers stay
+// json.Number so integers and epoch times keep every digit.
+func parseJSONObject(line []byte) (map[string]any, error) {
+	if !utf8.Valid(line) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errors.New("not JSON: truncated")
+		}
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("not JSON: more than one value on the line")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("not a JSON object")
+	}
+	return obj, nil
+}
+
+// lookup walks a dotted path into nested objects; JSON null is absent.
+// A CSV or Parquet column may itself be named with dots ("meta.account"):
+// the whole name is tried first.
+func lookup(rec map[string]any, path []string) (any, bool) {
+	if len(path) > 1 {
+		if v, ok := rec[strings.Join(path, ".")]; ok {
+			return v, v != nil
+		}
+	}
+	var cur any = rec
+	for _, p := range path {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = obj[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, cur != nil
+}
+
+// fileInstance is what a file name tells about the host that wrote it.
+type fileInstance struct{ prefill, decode string }
+
+// canonicalRow maps one record to a canonical row and validates it. The
+// error is the reason kept in rejected_rows: short, naming the field, never
+// quoting logged values.
+func canonicalRow(rec map[string]any, m *Mapping, inst fileInstance) (values, error) {
+	var v values
+	for i, f := range canonicalFields {
+		var src any
+		var ok bool
+		if m.paths[i] != nil {
+			src, ok = lookup(rec, m.paths[i])
+		}
+		if !ok {
+			c, has := m.Constants[f]
+			if !has {
+				continue
+			}
+			src = c
+		}
+		val, err := convertField(f, src, m)
+		if err != nil {
+			return v, fmt.Errorf("%s: %w", f, err)
+		}
+		v[i] = val
+	}
+	if v[fEndTS] == nil && m.DurationField != "" && v[fTS] != nil {
+		if d, ok := lookup(rec, strings.Split(m.DurationField, ".")); ok {
+			end, err := addDuration(v[fTS].(time.Time), d, m.DurationUnit)
+			if err != nil {
+				return v, fmt.Errorf("%s: %w", m.DurationField, err)
+			}
+			v[fEndTS] = end
+		}
+	}
+	if m.InstanceFromFileName {
+		if v[fPrefill] == nil && inst.prefill != "" {
+			v[fPrefill] = inst.prefill
+		}
+		if v[fDecode] == nil && inst.decode != "" {
+			v[fDecode] = inst.decode
+		}
+	}
+	for _, f := range requiredFields {
+		if v[fieldIndex(f)] == nil {
+			if src := m.source(f); src != "" && src != f {
+				return v, fmt.Errorf("%s: missing (field %q)", f, src)
+			}
+			return v, fmt.Errorf("%s: missing", f)
+		}
+	}
+	return v, nil
+}
+
+func fieldIndex(f string) int {
+	for i, c := range canonicalFields {
+		if c == f {
+			return i
+		}
+	}
+	panic("ingest: no canonical field " + f)
+}
+
+// convertField converts one source value to the canonical field's type.
+// Empty strings are absent (nil), so a required field that is "" is missing.
+func convertField(field string, src any, m *Mapping) (any, error) {
+	switch field {
+	case "ts", "end_ts":
+		if s, ok := src.(string); ok && strings.TrimSpace(s) == "" {
+			return nil, nil
+		}
+		t, err := toTime(src, m)
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
+	case "prompt_tokens", "completion_tokens", "status":
+		if s, ok := src.(string); ok && strings.TrimSpace(s) == "" {
+			return nil, nil
+		}
+		n, err := toInt(src)
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 {
+			return nil, errors.New("negative")
+		}
+		if field == "status" {
+			if n > math.MaxInt32 {
+				return nil, errors.New("out of range")
+			}
+			return int32(n), nil
+		}
+		return n, nil
+	default:
+		s, err := toString(src)
+		if err != nil || s == "" {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
+func toString(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		if !utf8.ValidString(x) {
+			return "", errors.New("not valid UTF-8")
+		}
+		return x, nil
+	case json.Number:
+		return x.String(), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case int32:
+		return strconv.FormatInt(int64(x), 10), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	default:
+		return "", errors.New("not a string")
+	}
+}
+
+// toInt accepts integers written as JSON numbers or strings, including an
+// integral float ("12.0", "1e3"); it refuses fractions.
+func toInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		return parseInt(string(x))
+	case string:
+		return parseInt(strings.TrimSpace(x))
+	case int64:
+		return x, nil
+	case int32:
+		return int64(x), nil
+	case int:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint8:
+		return int64(x), nil
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, errors.New("out of range")
+		}
+		return int64(x), nil
+	case float64:
+		return floatToInt(x)
+	case float32:
+		return floatToInt(float64(x))
+	default:
+		return 0, errors.New("not an integer")
+	}
+}
+
+func parseInt(s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, errors.New("not an integer")
+	}
+	return floatToInt(f)
+}
+
+func floatToInt(f float64) (int64, error) {
+	if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, errors.New("not an integer")
+	}
+	if f >= math.MaxInt64 || f <= math.MinInt64 {
+		return 0, errors.New("out of range")
+	}
+	return int64(f), nil
+}
+
+// Epoch values from 1e11 up are milliseconds: 1e11 seconds is the year 5138,
+// 1e11 milliseconds is 1973, so the two ranges do not meet in real logs.
+const epochMillisFrom = 1e11
+
+// maxEpochSeconds is 9999-12-31T23:59:59Z.
+const maxEpochSeconds = 253402300799
+
+// timeLayouts are tried in order on timestamp strings under time_format auto.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999Z0700",
+	"2006-01-02 15:04:05.999999999Z0700",
+	"2006-01-02 15:04:05.999999999Z07", // DuckDB's own rendering: +00
+	"2006-01-02T15:04:05.999999999Z07",
+	"2006-01-02T15:04:05.999999999", // no offset: the mapping's zone (UTC)
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02",
+}
+
+// toTime normalises a timestamp to UTC with DuckDB's microsecond precision.
+func toTime(v any, m *Mapping) (time.Time, error) {
+	t, err := toTimeRaw(v, m)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if t.Year() < 1 || t.Year() > 9999 {
+		return time.Time{}, errors.New("not a timestamp (year out of range)")
+	}
+	return t.UTC().Truncate(time.Microsecond), nil
+}
+
+func toTimeRaw(v any, m *Mapping) (time.Time, error) {
+	format := m.TimeFormat
+	switch x := v.(type) {
+	case time.Time:
+		return x, nil
+	case json.Number:
+		return epoch(string(x), format)
+	case int64, int32, int, float64:
+		s, _ := toString(x)
+		return epoch(s, format)
+	case string:
+		s := strings.TrimSpace(x)
+		switch format {
+		case "", "auto":
+			if looksNumeric(s) {
+				return epoch(s, format)
+			}
+			for _, l := range timeLayouts {
+				if t, err := time.ParseInLocation(l, s, m.loc); err == nil {
+					return t, nil
+				}
+			}
+			return time.Time{}, errors.New("not a timestamp")
+		case "epoch_s", "epoch_ms":
+			return epoch(s, format)
+		case "rfc3339":
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return time.Time{}, errors.New("not an RFC 3339 timestamp")
+			}
+			return t, nil
+		default:
+			t, err := time.ParseInLocation(format, s, m.loc)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("not a timestamp in the format %q", format)
+			}
+			return t, nil
+		}
+	default:
+		return time.Time{}, errors.New("not a timestamp")
+	}
+}
+
+func looksNumeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E':
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// epoch converts epoch seconds or milliseconds written in decimal; the
+// fraction is parsed as digits, not through a float, so microseconds survive.
+func epoch(s, format string) (time.Time, error) {
+	bad := errors.New("not a timestamp")
+	if format != "" && format != "auto" && format != "epoch_s" && format != "epoch_ms" {
+		return time.Time{}, bad
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	sec, err := strconv.ParseInt(intPart, 10, 64)
+	nanos := int64(0)
+	if err == nil && frac != "" {
+		for _, c := range frac {
+			if c < '0' || c > '9' {
+				err = bad
+			}
+		}
+		if len(frac) > 9 {
+			frac = frac[:9]
+		}
+		if err == nil {
+			n, _ := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+			nanos = n
+		}
+	}
+	if err != nil { // exponent forms: fall back to a float
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > 1e18 {
+			return time.Time{}, bad
+		}
+		sec = int64(math.Trunc(f))
+		nanos = int64((f - math.Trunc(f)) * 1e9)
+	}
+	if sec < 0 || nanos < 0 {
+		return time.Time{}, errors.New("not a timestamp (negative epoch)")
+	}
+	millis := format == "epoch_ms" || ((format == "" || format == "auto") && sec >= epochMillisFrom)
+	if millis {
+		ns := nanos / 1000
+		nanos = (sec%1000)*1_000_000 + ns
+		sec /= 1000
+	}
+	if sec > maxEpochSeconds {
+		return time.Time{}, errors.New("not a timestamp (epoch out of range)")
+	}
+	return time.Unix(sec, nanos), nil
+}
+
+// addDuration returns ts + d, d a number of unit ("ms" or "s").
+func addDuration(ts time.Time, d any, unit string) (time.Time, error) {
+	var f float64
+	switch x := d.(type) {
+	case json.Number:
+		v, err := x.Float64()
+		if err != nil {
+			return time.Time{}, errors.New("not a duration")
+		}
+		f = v
+	case string:
+		v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return time.Time{}, errors.New("not a duration")
+		}
+		f = v
+	default:
+		n, err := toInt(d)
+		if err != nil {
+			if fl, ok := d.(float64); ok {
+				f = fl
+				break
+			}
+			return time.Time{}, errors.New("not a duration")
+		}
+		f = float64(n)
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e12 {
+		return time.Time{}, errors.New("not a duration")
+	}
+	scale := float64(time.Millisecond)
+	if unit == "s" {
+		scale = float64(time.Second)
+	}
+	return ts.Add(time.Duration(f * scale)).UTC().Truncate(time.Microsecond), nil
+}

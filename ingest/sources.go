@@ -1,0 +1,462 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// sink receives what a source reads: rows, rejected records, and (engine
+// layout only) exact copies of event lines already read.
+type sink interface {
+	row(line int64, v values) error
+	reject(line int64, reason, raw string) error
+	duplicateLine()
+}
+
+// lineReader yields the lines of a text stream without a length limit.
+type lineReader struct {
+	r    *bufio.Reader
+	line int64
+	buf  []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 1<<20)}
+}
+
+// next returns the next line without its line ending, and its 1-based number.
+func (l *lineReader) next() ([]byte, int64, error) {
+	l.buf = l.buf[:0]
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		l.buf = append(l.buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && (!errors.Is(err, io.EOF) || len(l.buf) == 0) {
+			return nil, 0, err
+		}
+		l.line++
+		b := bytes.TrimSuffix(l.buf, []byte("\n"))
+		return bytes.TrimSuffix(b, []byte("\r")), l.line, nil
+	}
+}
+
+func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
+// rawText is how a raw line is kept: valid UTF-8 (DuckDB's VARCHAR needs it),
+// invalid bytes replaced.
+func rawText(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
+
+// readJSONL reads canonical-layout JSON Lines. Blank lines are not rows.
+func readJSONL(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
+	lr := newLineReader(r)
+	for {
+		b, line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if line%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if isBlank(b) {
+			continue
+		}
+		v, err := parseLine(b, m, inst)
+		if err != nil {
+			err = s.reject(line, err.Error(), rawText(b))
+		} else {
+			err = s.row(line, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// parseLine is the line-level parse and validation of a canonical-layout
+// JSON Lines record (the fuzzed path).
+func parseLine(b []byte, m *Mapping, inst fileInstance) (values, error) {
+	obj, err := parseJSONObject(b)
+	if err != nil {
+		return values{}, err
+	}
+	return canonicalRow(obj, m, inst)
+}
+
+// Engine events.
+const (
+	eventReceived = "request.received"
+	eventFinished = "request.finished"
+)
+
+// engineRequest gathers the events of one rid.
+type engineRequest struct {
+	line     int64 // first event's line
+	received map[string]any
+	finished map[string]any
+	raws     []string
+	sums     [][32]byte
+}
+
+// readEngine reads an engine JSON log: each rid's received and finished
+// events become one row, at the line of its first event. What counts as read
+// there is a request (its events together), plus every line that belongs to
+// none: those are rejected (not JSON, no rid, another event), so nothing is
+// dropped unseen. An exact copy of an event line already read (at-least-once
+// shipping) counts as a duplicate. A request whose other event is not in the
+// file (a rotation boundary) is rejected for the field it lacks.
+func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
+	pending := map[string]*engineRequest{}
+	done := map[string][][32]byte{} // rid -> sums of the lines of emitted requests
+	emit := func(rid string, req *engineRequest) error {
+		rec := map[string]any{"rid": rid}
+		if req.received != nil {
+			rec["received"] = req.received
+		}
+		if req.finished != nil {
+			rec["finished"] = req.finished
+		}
+		delete(pending, rid)
+		done[rid] = req.sums
+		v, err := canonicalRow(rec, m, inst)
+		if err != nil {
+			return s.reject(req.line, "engine: "+err.Error(), strings.Join(req.raws, "\n"))
+		}
+		return s.row(req.line, v)
+	}
+	lr := newLineReader(r)
+	for {
+		b, line, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if line%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if isBlank(b) {
+			continue
+		}
+		raw := rawText(b)
+		ev, err := parseJSONObject(b)
+		if err != nil {
+			if err := s.reject(line, err.Error(), raw); err != nil {
+				return err
+			}
+			continue
+		}
+		rid, _ := lookup(ev, []string{"rid"})
+		ridStr, rerr := toString(rid)
+		kind, _ := ev["event"].(string)
+		reason := ""
+		switch {
+		case rid == nil || rerr != nil || ridStr == "":
+			reason = "engine: no rid"
+		case kind != eventReceived && kind != eventFinished:
+			reason = fmt.Sprintf("engine: event %q is not a request event", truncate(kind, 40))
+		}
+		if reason != "" {
+			if err := s.reject(line, reason, raw); err != nil {
+				return err
+			}
+			continue
+		}
+		sum := sha256.Sum256(b)
+		if containsSum(done[ridStr], sum) {
+			s.duplicateLine()
+			continue
+		}
+		req := pending[ridStr]
+		if req == nil {
+			if _, seen := done[ridStr]; seen {
+				// A different event for a request already complete.
+				if err := s.reject(line, "engine: another "+kind+" event for a complete request", raw); err != nil {
+					return err
+				}
+				continue
+			}
+			req = &engineRequest{line: line}
+			pending[ridStr] = req
+		}
+		if containsSum(req.sums, sum) {
+			s.duplicateLine()
+			continue
+		}
+		slot := &req.received
+		if kind == eventFinished {
+			slot = &req.finished
+		}
+		if *slot != nil {
+			if err := s.reject(line, "engine: a second, different "+kind+" event for this rid", raw); err != nil {
+				return err
+			}
+			continue
+		}
+		*slot = ev
+		req.raws = append(req.raws, raw)
+		req.sums = append(req.sums, sum)
+		if req.received != nil && req.finished != nil {
+			if err := emit(ridStr, req); err != nil {
+				return err
+			}
+		}
+	}
+	// Requests still waiting for an event, in file order.
+	rids := make([]string, 0, len(pending))
+	for rid := range pending {
+		rids = append(rids, rid)
+	}
+	sort.Slice(rids, func(i, j int) bool { return pending[rids[i]].line < pending[rids[j]].line })
+	for _, rid := range rids {
+		if err := emit(rid, pending[rid]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func containsSum(sums [][32]byte, s [32]byte) bool {
+	for _, x := range sums {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
+}
+
+// readCSV reads a CSV file with a header. A record's line is the physical
+// line it starts on (the header is line 1), and its raw text is kept exactly:
+// records are cut on line ends outside quotes before being parsed.
+func readCSV(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
+	lr := newLineReader(r)
+	var header []string
+	var chunk strings.Builder
+	q := csvQuotes{fieldStart: true}
+	start := int64(0)
+	for {
+		b, line, err := lr.next()
+		eof := errors.Is(err, io.EOF)
+		if err != nil && !eof {
+			return err
+		}
+		if !eof {
+			if line%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if chunk.Len() == 0 {
+				if isBlank(b) {
+					continue
+				}
+				start = line
+			} else {
+				chunk.WriteByte('\n')
+			}
+			chunk.Write(b)
+			if q.scan(b) { // a quoted field goes on over the line end
+				continue
+			}
+		}
+		if chunk.Len() == 0 {
+			return nil
+		}
+		raw := chunk.String()
+		chunk.Reset()
+		q = csvQuotes{fieldStart: true}
+		rec, perr := parseCSVRecord(raw)
+		if header == nil {
+			if perr != nil {
+				return fmt.Errorf("line %d: csv header: %w", start, perr)
+			}
+			header = rec
+			for i := range header {
+				header[i] = strings.TrimSpace(strings.TrimPrefix(header[i], "\ufeff"))
+			}
+		} else {
+			var err error
+			switch {
+			case perr != nil:
+				err = s.reject(start, "csv: "+perr.Error(), rawText([]byte(raw)))
+			case len(rec) != len(header):
+				err = s.reject(start, fmt.Sprintf("csv: %d fields, header has %d", len(rec), len(header)), rawText([]byte(raw)))
+			default:
+				obj := make(map[string]any, len(header))
+				for i, h := range header {
+					obj[h] = rec[i]
+				}
+				v, cerr := canonicalRow(obj, m, inst)
+				if cerr != nil {
+					err = s.reject(start, cerr.Error(), rawText([]byte(raw)))
+				} else {
+					err = s.row(start, v)
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// csvQuotes follows CSV quoting across the lines of one record, as
+// encoding/csv reads it: a quote opens a quoted field only at the start of
+// a field; inside one, "" is a quote and a lone " closes it.
+type csvQuotes struct{ inQuotes, fieldStart bool }
+
+// scan reads one line and reports whether the record goes on after it.
+func (q *csvQuotes) scan(line []byte) bool {
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if q.inQuotes {
+			if c == '"' {
+				if i+1 < len(line) && line[i+1] == '"' {
+					i++
+				} else {
+					q.inQuotes = false
+				}
+			}
+			continue
+		}
+		switch {
+		case c == '"' && q.fieldStart:
+			q.inQuotes = true
+			q.fieldStart = false
+		case c == ',':
+			q.fieldStart = true
+		default:
+			q.fieldStart = false
+		}
+	}
+	return q.inQuotes
+}
+
+func parseCSVRecord(raw string) ([]string, error) {
+	cr := csv.NewReader(strings.NewReader(raw))
+	cr.FieldsPerRecord = -1
+	rec, err := cr.Read()
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return nil, pe.Err
+		}
+		return nil, err
+	}
+	if _, err := cr.Read(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one record on the line")
+	}
+	return rec, nil
+}
+
+// csvHeader returns the header of a CSV file's first bytes.
+func csvHeader(head []byte) ([]string, error) {
+	lr := newLineReader(bytes.NewReader(head))
+	for {
+		b, _, err := lr.next()
+		if err != nil {
+			return nil, errors.New("no header line")
+		}
+		if isBlank(b) {
+			continue
+		}
+		rec, err := parseCSVRecord(strings.TrimPrefix(string(b), "\ufeff"))
+		if err != nil {
+			return nil, fmt.Errorf("csv header: %w", err)
+		}
+		for i := range rec {
+			rec[i] = strings.TrimSpace(rec[i])
+		}
+		return rec, nil
+	}
+}
+
+// readParquet reads a Parquet file through DuckDB's reader; a row's line is
+// its 1-based row number in the file, and its raw text is the row as JSON.
+// It reads on a connection of its own (db), since the load's connection is
+// busy appending while this result streams.
+func readParquet(ctx context.Context, conn *sql.DB, path string, m *Mapping, inst fileInstance, s sink) error {
+	rows, err := conn.QueryContext(ctx, "SELECT * FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number", path)
+	if err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		obj := make(map[string]any, len(cols))
+		var line int64
+		for i, c := range cols {
+			if c == "file_row_number" {
+				line, _ = toInt(vals[i])
+				line++
+				continue
+			}
+			obj[c] = normaliseDuck(vals[i])
+		}
+		v, cerr := canonicalRow(obj, m, inst)
+		if cerr != nil {
+			raw, _ := json.Marshal(obj)
+			err = s.reject(line, cerr.Error(), string(raw))
+		} else {
+			err = s.row(line, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// normaliseDuck turns DuckDB scan values into what lookup and the converters
+// read: nested structs as maps, bytes as text.
+func normaliseDuck(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = normaliseDuck(e)
+		}
+		return out
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x
+	default:
+		return x
+	}
+}
