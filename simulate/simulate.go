@@ -135,9 +135,15 @@ func prefillName(i int) string { return fmt.Sprintf("pf-%d", i) }
 func longName(i int) string    { return fmt.Sprintf("px-%d", i) }
 func decodeName(i int) string  { return fmt.Sprintf("dc-%d", i) }
 
-// longDecode names the long-context model's own decode instance (pool
-// index Config.DecodeInstances): its tenants never meet the in-scope model.
-const longDecode = "dx-0"
+// The long-context model has decode instances of its own (dx-0, dx-1; pool
+// indexes from Config.DecodeInstances on), with a larger pool: its tenants
+// never meet the in-scope model.
+const (
+	longDecodes    = 2
+	longDecodePool = 6400000
+)
+
+func longDecodeName(i int) string { return fmt.Sprintf("dx-%d", i) }
 
 // The models: one in scope, a small out-of-scope model on the same prefill
 // instances, and an out-of-scope long-context model with huge prompts on
@@ -321,7 +327,7 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 	g.makeTenants()
 	g.tl = g.timeline()
 	g.rp = &replayer{pageSize: cfg.PageSize, onAlloc: g.onAlloc}
-	for i := 0; i <= cfg.DecodeInstances; i++ { // dc-0.. and dx-0
+	for i := 0; i < cfg.DecodeInstances+longDecodes; i++ { // dc-0.. and dx-0..
 		p, err := newPool(cfg.Allocator, cfg.DecodePoolTokens)
 		if err != nil {
 			return nil, err
@@ -332,7 +338,10 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 		g.changeTimes[ms(ch.from)] = true
 		if ch.role == "decode" {
 			var inst int
-			fmt.Sscanf(ch.inst, "dc-%d", &inst)
+			if _, err := fmt.Sscanf(ch.inst, "dc-%d", &inst); err != nil {
+				fmt.Sscanf(ch.inst, "dx-%d", &inst)
+				inst += cfg.DecodeInstances
+			}
 			g.rp.push(event{t: ms(ch.from), kind: evGrow, id: ch.inst, inst: inst, size: ch.pool})
 		}
 	}
@@ -366,6 +375,9 @@ func (g *generator) timeline() []capacityChange {
 	var tl []capacityChange
 	for i := 0; i < 2; i++ {
 		tl = append(tl, capacityChange{longName(i), "prefill", longPrefillPool, c.LogStart})
+	}
+	for i := 0; i < longDecodes; i++ {
+		tl = append(tl, capacityChange{longDecodeName(i), "decode", longDecodePool, c.LogStart})
 	}
 	tl = append(tl, capacityChange{prefillName(1), "prefill", c.MidPrefillPool, c.CapacityChangeAt})
 	tl = append(tl, capacityChange{decodeName(2), "decode", c.DecodePoolTokens + c.DecodePoolTokens/4, c.DecodeGrowAt})
@@ -490,8 +502,8 @@ func (g *generator) finishRow(r *row, durMs int64) {
 	}
 	switch {
 	case r.decode < 0:
-	case r.decode == c.DecodeInstances:
-		r.decodeInst = longDecode
+	case r.decode >= c.DecodeInstances:
+		r.decodeInst = longDecodeName(r.decode - c.DecodeInstances)
 	default:
 		r.decodeInst = decodeName(r.decode)
 	}
@@ -594,7 +606,7 @@ func (g *generator) regular(ts int64) *row {
 	}
 	r.decode = g.rng.IntN(c.DecodeInstances)
 	if r.model == modelLong {
-		r.decode = c.DecodeInstances
+		r.decode = c.DecodeInstances + g.rng.IntN(longDecodes)
 	}
 	g.finishRow(r, 0)
 	return r

@@ -431,6 +431,7 @@ func TestIncidentFile(t *testing.T) {
 		{"px-0", "prefill", "2026-09-01T00:00:00Z", longPrefillPool},
 		{"dc-2", "decode", "2026-09-05T00:00:00Z", 4000000},
 		{"dc-1", "decode", "2026-09-10T00:00:00Z", 3200000},
+		{"dx-1", "decode", "2026-08-26T00:00:00Z", longDecodePool},
 	}
 	for _, tt := range tests {
 		if got := inc.Capacity.PoolAt(tt.inst, tt.role, at(tt.at)); got != tt.want {
