@@ -102,7 +102,8 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 			sum.ReplayedRequests, sum.ReplayWarnings, sum.PoolShrinks = rp.replayed, rp.warnings, rp.shrinks
 			pairs, slots = rp.pairs, rp.slots
 			logger.Info("replayed the decode pools", "allocator", k.Allocator, "requests", rp.replayed,
-				"instances", rp.instances, "warnings", rp.warnings, "elapsed", sum.ReplayTime.Round(time.Millisecond))
+				"instances", rp.instances, "warnings", rp.warnings, "query", rp.queryTime.Round(time.Millisecond),
+				"read", rp.readTime.Round(time.Millisecond), "replay_cpu", rp.workerTime.Round(time.Millisecond), "elapsed", sum.ReplayTime.Round(time.Millisecond))
 			if rp.warnings > 0 {
 				logger.Warn("replay: allocations larger than the free slots (took what there was)", "count", rp.warnings)
 			}

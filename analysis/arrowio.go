@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -34,6 +35,8 @@ type replayOutput struct {
 	slots                       []triggerSlotRow
 	replayed, warnings, shrinks int64
 	instances                   int
+	queryTime, readTime         time.Duration // first batch, last batch (since the query started)
+	workerTime                  time.Duration // the replay itself, summed over instances
 }
 
 // withArrow runs f with the DuckDB Arrow API of conn's driver connection.
@@ -93,8 +96,10 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	go func() {
 		defer wg.Done()
 		for j := range jobs {
+			t := time.Now()
 			res := replayOne(j.in, policy)
 			mu.Lock()
+			out.workerTime += time.Since(t)
 			out.warnings += res.warnings
 			out.shrinks += res.shrinks
 			for _, t := range res.triggers {
@@ -140,13 +145,19 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		return nil
 	}
 
+	t0 := time.Now()
 	err := withArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
 		rr, err := ar.QueryContext(ctx, queries.Get(q))
 		if err != nil {
 			return fmt.Errorf("analysis: %s: %w", q, err)
 		}
 		defer rr.Release()
+		first := true
 		for rr.Next() {
+			if first {
+				out.queryTime = time.Since(t0)
+				first = false
+			}
 			rec := rr.RecordBatch()
 			inst, err := stringCol(rec, 0, q)
 			if err != nil {
@@ -178,6 +189,7 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		}
 		return flush()
 	})
+	out.readTime = time.Since(t0)
 	close(jobs)
 	wg.Wait()
 	if err != nil {

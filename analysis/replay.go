@@ -221,6 +221,9 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		}
 		var short int64
 		taken, short = free.take(row.slots, taken[:0])
+		statTaken += len(taken)
+		statAllocs++
+		statMaxFree = max(statMaxFree, free.n)
 		if short > 0 {
 			res.warnings++
 		}
@@ -319,3 +322,5 @@ func cmpInt64(a, b int64) int {
 	}
 	return 0
 }
+
+var statTaken, statAllocs, statMaxFree int
