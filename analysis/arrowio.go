@@ -92,25 +92,29 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	jobs := make(chan job, 1)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for j := range jobs {
-			t := time.Now()
-			res := replayOne(j.in, policy)
-			mu.Lock()
-			out.workerTime += time.Since(t)
-			out.warnings += res.warnings
-			out.shrinks += res.shrinks
-			for _, t := range res.triggers {
-				out.slots = append(out.slots, triggerSlotRow{t.rowID, t.unknown})
-				for _, s := range t.sources {
-					out.pairs = append(out.pairs, pairRow{source: s.rowID, trigger: t.rowID, slots: s.slots})
+	// Decode instances are independent: two workers (the machine has two
+	// cores) replay while the reader fills the next instance.
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				t := time.Now()
+				res := replayOne(j.in, policy)
+				mu.Lock()
+				out.workerTime += time.Since(t)
+				out.warnings += res.warnings
+				out.shrinks += res.shrinks
+				for _, t := range res.triggers {
+					out.slots = append(out.slots, triggerSlotRow{t.rowID, t.unknown})
+					for _, s := range t.sources {
+						out.pairs = append(out.pairs, pairRow{source: s.rowID, trigger: t.rowID, slots: s.slots})
+					}
 				}
+				mu.Unlock()
 			}
-			mu.Unlock()
-		}
-	}()
+		}()
+	}
 
 	newInstance := func(name string) instanceReplay {
 		in := instanceReplay{pool: inc.Capacity.PoolAt(name, incident.RoleDecode, logStart)}

@@ -71,31 +71,34 @@ type replayResult struct {
 	shrinks  int64 // capacity rows that would shrink the pool (ignored)
 }
 
-// runDeque is a double-ended queue of runs in a ring buffer, with the total
-// number of slots it holds.
+// runDeque is a double-ended queue of runs in a ring buffer whose size is a
+// power of two, with the total number of slots it holds. Under fifo and
+// lifo the free list fragments into hundreds of thousands of runs, so this
+// is the replay's inner loop.
 type runDeque struct {
 	buf        []slotRun
+	mask       int
 	head, n    int
 	totalSlots int64
 }
 
 func (d *runDeque) grow() {
-	nb := make([]slotRun, max(16, 2*len(d.buf)))
+	nb := make([]slotRun, max(64, 2*len(d.buf)))
 	for i := 0; i < d.n; i++ {
-		nb[i] = d.buf[(d.head+i)%len(d.buf)]
+		nb[i] = d.buf[(d.head+i)&d.mask]
 	}
-	d.buf, d.head = nb, 0
+	d.buf, d.head, d.mask = nb, 0, len(nb)-1
 }
 
-func (d *runDeque) at(i int) *slotRun { return &d.buf[(d.head+i)%len(d.buf)] }
+func (d *runDeque) at(i int) *slotRun { return &d.buf[(d.head+i)&d.mask] }
 
 func (d *runDeque) pushBack(r slotRun) {
-	if r.len() <= 0 {
+	if r.e <= r.s {
 		return
 	}
-	d.totalSlots += r.len()
+	d.totalSlots += r.e - r.s
 	if d.n > 0 { // coalesce: same owner, index-adjacent, adjacent in the list
-		if b := d.at(d.n - 1); b.e == r.s && b.owner == r.owner {
+		if b := &d.buf[(d.head+d.n-1)&d.mask]; b.e == r.s && b.owner == r.owner {
 			b.e = r.e
 			return
 		}
@@ -103,17 +106,17 @@ func (d *runDeque) pushBack(r slotRun) {
 	if d.n == len(d.buf) {
 		d.grow()
 	}
-	d.buf[(d.head+d.n)%len(d.buf)] = r
+	d.buf[(d.head+d.n)&d.mask] = r
 	d.n++
 }
 
 func (d *runDeque) pushFront(r slotRun) {
-	if r.len() <= 0 {
+	if r.e <= r.s {
 		return
 	}
-	d.totalSlots += r.len()
+	d.totalSlots += r.e - r.s
 	if d.n > 0 {
-		if f := d.at(0); r.e == f.s && f.owner == r.owner {
+		if f := &d.buf[d.head]; r.e == f.s && f.owner == r.owner {
 			f.s = r.s
 			return
 		}
@@ -121,27 +124,37 @@ func (d *runDeque) pushFront(r slotRun) {
 	if d.n == len(d.buf) {
 		d.grow()
 	}
-	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
+	d.head = (d.head - 1) & d.mask
 	d.buf[d.head] = r
 	d.n++
 }
 
-// take removes up to n slots from the front, appending them to dst in order.
-func (d *runDeque) take(n int64, dst []slotRun) ([]slotRun, int64) {
+// take removes up to n slots from the front, appending them to dst in order
+// (relabelled as owner when owner >= 0, coalescing index-adjacent runs). It
+// returns dst and how many slots were missing.
+func (d *runDeque) take(n int64, owner int64, dst []slotRun) ([]slotRun, int64) {
 	for n > 0 && d.n > 0 {
-		f := d.at(0)
-		if f.len() <= n {
-			dst = append(dst, *f)
-			n -= f.len()
-			d.totalSlots -= f.len()
-			d.head = (d.head + 1) % len(d.buf)
+		f := &d.buf[d.head]
+		r := *f
+		if l := r.e - r.s; l <= n {
+			n -= l
+			d.totalSlots -= l
+			d.head = (d.head + 1) & d.mask
 			d.n--
-			continue
+		} else {
+			r.e = r.s + n
+			f.s += n
+			d.totalSlots -= n
+			n = 0
 		}
-		dst = append(dst, slotRun{f.s, f.s + n, f.owner})
-		f.s += n
-		d.totalSlots -= n
-		n = 0
+		if owner >= 0 {
+			r.owner = owner
+			if k := len(dst) - 1; k >= 0 && dst[k].e == r.s && dst[k].owner == owner {
+				dst[k].e = r.e
+				continue
+			}
+		}
+		dst = append(dst, r)
 	}
 	return dst, n
 }
@@ -149,7 +162,7 @@ func (d *runDeque) take(n int64, dst []slotRun) ([]slotRun, int64) {
 // drain empties the deque into dst.
 func (d *runDeque) drain(dst []slotRun) []slotRun {
 	for i := 0; i < d.n; i++ {
-		dst = append(dst, *d.at(i))
+		dst = append(dst, d.buf[(d.head+i)&d.mask])
 	}
 	d.head, d.n, d.totalSlots = 0, 0, 0
 	return dst
@@ -188,9 +201,13 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		free.pushBack(slotRun{pool, p, unknownOwner})
 		pool = p
 	}
+	var spare [][]slotRun // released held lists, reused: no garbage per request
 	release := func(i int) {
 		runs := held[i]
 		held[i] = nil
+		if runs == nil {
+			return
+		}
 		switch policy {
 		case incident.AllocFIFO:
 			for _, r := range runs {
@@ -203,11 +220,11 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		default: // sorted
 			released = append(released, runs...)
 		}
+		spare = append(spare, runs[:0]) // every branch copied the runs out
 	}
 	allocate := func(i int) {
 		row := in.rows[i]
 		if row.slots <= 0 {
-			held[i] = nil
 			return
 		}
 		if policy != incident.AllocFIFO && policy != incident.AllocLIFO && free.totalSlots < row.slots && len(released) > 0 {
@@ -219,27 +236,31 @@ func replayOne(in instanceReplay, policy string) replayResult {
 			}
 			released = all[:0]
 		}
-		var short int64
-		taken, short = free.take(row.slots, taken[:0])
-		statTaken += len(taken)
-		statAllocs++
-		statMaxFree = max(statMaxFree, free.n)
-		if short > 0 {
-			res.warnings++
+		var mine []slotRun
+		if k := len(spare); k > 0 {
+			mine, spare = spare[k-1][:0], spare[:k-1]
 		}
-		mine := make([]slotRun, 0, len(taken)+1)
+		var short int64
 		if row.overwrite < 0 {
-			for _, r := range taken {
-				mine = appendRun(mine, slotRun{r.s, r.e, row.rowID})
+			mine, short = free.take(row.slots, row.rowID, mine)
+			if short > 0 {
+				res.warnings++
 			}
 			held[i] = mine
 			return
+		}
+		taken, short = free.take(row.slots, -1, taken[:0])
+		if short > 0 {
+			res.warnings++
 		}
 		// A trigger: it writes its first overwrite slots; the rest keep
 		// their owners, who are its sources and stay their owners.
 		ts := triggerSlots{rowID: row.rowID}
 		left := row.overwrite
 		bySource := map[int64]int64{}
+		// Runs of one owner often follow each other: add them up before
+		// touching the map.
+		lastOwner, lastSlots := int64(unknownOwner), int64(0)
 		for _, r := range taken {
 			if left > 0 {
 				w := min(left, r.len())
@@ -253,9 +274,17 @@ func replayOne(in instanceReplay, policy string) replayResult {
 			mine = appendRun(mine, r)
 			if r.owner == unknownOwner {
 				ts.unknown += r.len()
+			} else if r.owner == lastOwner {
+				lastSlots += r.len()
 			} else {
-				bySource[r.owner] += r.len()
+				if lastSlots > 0 {
+					bySource[lastOwner] += lastSlots
+				}
+				lastOwner, lastSlots = r.owner, r.len()
 			}
+		}
+		if lastSlots > 0 {
+			bySource[lastOwner] += lastSlots
 		}
 		for id, n := range bySource {
 			ts.sources = append(ts.sources, sourceSlots{id, n})

@@ -67,8 +67,11 @@ func printAnalysisSummary(w io.Writer, sum *analysis.Summary, outDir string) {
 		sum.CrossTenant, sum.SelfExposures)
 	fmt.Fprintf(w, "source tenants (cross-tenant): %d\n", sum.SourceTenants)
 	if sum.ReplayedRequests > 0 {
-		fmt.Fprintf(w, "replay: %d requests, %d warnings\n", sum.ReplayedRequests, sum.ReplayWarnings)
+		rate := float64(sum.ReplayedRequests) / max(sum.ReplayTime.Seconds(), 1e-9)
+		fmt.Fprintf(w, "replay: %d requests in %.2fs (%.0f requests/s), %d warnings\n",
+			sum.ReplayedRequests, sum.ReplayTime.Seconds(), rate, sum.ReplayWarnings)
 	}
+	fmt.Fprintf(w, "analysis time: %.2fs\n", sum.Elapsed.Seconds())
 	for _, f := range analysis.OutputFiles() {
 		fmt.Fprintf(w, "wrote %s\n", filepath.Join(outDir, f))
 	}

@@ -1,0 +1,199 @@
+package analysis
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/ingest"
+	"github.com/leakmap/leakmap/simulate"
+)
+
+// readCSV reads a CSV file with a header into maps.
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func column(rows []map[string]string, col string) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r[col])
+	}
+	return out
+}
+
+func set(xs []string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// evidenceValue returns the value of key in an evidence string.
+func evidenceValue(ev, key string) string {
+	for _, kv := range strings.Fields(ev) {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestAgainstSimulation runs simulate -> ingest -> analyze for every
+// allocator policy, with and without noise, and checks the outputs against
+// the simulator's ground truth.
+func TestAgainstSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation end to end")
+	}
+	for _, policy := range []string{incident.AllocSorted, incident.AllocFIFO, incident.AllocLIFO} {
+		for _, noise := range []bool{false, true} {
+			name := fmt.Sprintf("%s/noise=%t", policy, noise)
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				dir := t.TempDir()
+				cfg := simulate.DefaultConfig()
+				cfg.Requests, cfg.Allocator, cfg.Noise = 12000, policy, noise
+				if policy == incident.AllocLIFO {
+					cfg.PageSize = 16 // page rounding, against the truth too
+				}
+				if _, err := simulate.Generate(ctx, nil, dir, cfg); err != nil {
+					t.Fatal(err)
+				}
+				db, err := casedb.Open(ctx, filepath.Join(dir, "case.duckdb"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				if _, err := ingest.Run(ctx, db, nil, []string{filepath.Join(dir, "logs")}, ingest.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				inc, err := incident.Load(filepath.Join(dir, "incident.yaml"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := Run(ctx, db, nil, inc); err != nil {
+					t.Fatal(err)
+				}
+				out := filepath.Join(dir, "out")
+				if err := WriteCSV(ctx, db, out); err != nil {
+					t.Fatal(err)
+				}
+				checkAgainstTruth(t, filepath.Join(dir, "truth"), out, noise)
+			})
+		}
+	}
+}
+
+func checkAgainstTruth(t *testing.T, truthDir, outDir string, noise bool) {
+	tAff := readCSV(t, filepath.Join(truthDir, "affected_requests.csv"))
+	oAff := readCSV(t, filepath.Join(outDir, "affected_requests.csv"))
+	if len(tAff) == 0 {
+		t.Fatal("the simulation has no trigger: nothing is tested")
+	}
+	equalLines(t, "affected requests", column(oAff, "request_id"), column(tAff, "request_id"))
+	equalLines(t, "recipient tenants", sortedKeys(set(column(oAff, "tenant_id"))), sortedKeys(set(column(tAff, "tenant_id"))))
+
+	tExp := readCSV(t, filepath.Join(truthDir, "exposures.csv"))
+	oExp := readCSV(t, filepath.Join(outDir, "exposures.csv"))
+	pair := func(r map[string]string) string { return r["source_request_id"] + ">" + r["trigger_request_id"] }
+	found := map[string]map[string]string{}
+	confirmed := map[string]bool{}
+	for _, r := range oExp {
+		found[pair(r)] = r
+		if r["tier"] == TierConfirmed {
+			confirmed[pair(r)] = true
+		}
+		if (r["source_tenant_id"] == r["recipient_tenant_id"]) != (r["self_exposure"] == "true") {
+			t.Errorf("%s: self_exposure %s for tenants %s, %s", pair(r), r["self_exposure"], r["source_tenant_id"], r["recipient_tenant_id"])
+		}
+	}
+	leaked := map[string]bool{}
+	for _, r := range tExp {
+		if r["leaked_text"] == "true" {
+			leaked[pair(r)] = true
+		}
+	}
+	if len(leaked) == 0 {
+		t.Fatal("the simulation planted no leaked text: the confirmed tier is not tested")
+	}
+	equalLines(t, "confirmed exposures (truth: leaked_text)", sortedKeys(confirmed), sortedKeys(leaked))
+
+	hit, probableOrBetter := 0, 0
+	var missed []string
+	for _, r := range tExp {
+		o, ok := found[pair(r)]
+		if !ok {
+			missed = append(missed, pair(r))
+			continue
+		}
+		hit++
+		if o["tier"] == TierConfirmed || o["tier"] == TierProbable {
+			probableOrBetter++
+		}
+		if !noise && evidenceValue(o["evidence"], "slots") != r["slots"] {
+			t.Errorf("%s: evidence %q, truth slots=%s", pair(r), o["evidence"], r["slots"])
+		}
+	}
+	recall := float64(hit) / float64(len(tExp))
+	t.Logf("truth exposures %d, found %d (%.4f), probable or confirmed %d, output exposures %d, confirmed %d",
+		len(tExp), hit, recall, probableOrBetter, len(oExp), len(confirmed))
+	if !noise {
+		// No noise: the replay is the truth's, pair for pair.
+		if probableOrBetter != len(tExp) {
+			t.Errorf("noise-free: %d of %d truth exposures found as probable or confirmed; missed e.g. %v",
+				probableOrBetter, len(tExp), missed[:min(5, len(missed))])
+		}
+		if len(oExp) != len(tExp) {
+			t.Errorf("noise-free: %d exposures, truth %d", len(oExp), len(tExp))
+		}
+		tUnk := readCSV(t, filepath.Join(truthDir, "unknown_slots.csv"))
+		want := map[string]string{}
+		for _, r := range tUnk {
+			want[r["trigger_request_id"]] = r["unknown_slots"]
+		}
+		for _, r := range oAff {
+			if r["unknown_slots"] != want[r["request_id"]] {
+				t.Errorf("%s: unknown_slots %q, truth %q", r["request_id"], r["unknown_slots"], want[r["request_id"]])
+			}
+		}
+	} else if recall < 0.95 {
+		t.Errorf("with noise: %.4f of truth exposures found over all tiers, want >= 0.95; missed e.g. %v",
+			recall, missed[:min(5, len(missed))])
+	}
+}
