@@ -219,6 +219,13 @@ func generate(ctx context.Context, logger *slog.Logger, dir string, cfg Config, 
 			return nil, fmt.Errorf("simulate: %w", err)
 		}
 	}
+	// Parts of an earlier simulation in dir would mix with this one's.
+	old, _ := filepath.Glob(filepath.Join(dir, "logs", "requests-*"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return nil, fmt.Errorf("simulate: %w", err)
+		}
+	}
 	g, err := newGenerator(dir, cfg, logger)
 	if err != nil {
 		return nil, err

@@ -457,3 +457,17 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGenerate reports the generation rate (requests per second) of a
+// noisy 100k-request case; `leakmap simulate --requests 10000000` is the
+// large run.
+func BenchmarkGenerate(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Requests = 100000
+	for i := 0; i < b.N; i++ {
+		if _, err := Generate(context.Background(), nil, b.TempDir(), cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cfg.Requests*b.N)/b.Elapsed().Seconds(), "requests/s")
+}
