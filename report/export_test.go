@@ -139,6 +139,12 @@ func TestNoLoggedText(t *testing.T) {
 				all = append(all, r...)
 			}
 			blobs[filepath.Base(p)+" (decoded)"] = []byte(strings.Join(all, "\n"))
+		case strings.HasSuffix(p, ".arrow"):
+			var all []string
+			for _, r := range readArrow(t, p) {
+				all = append(all, r...)
+			}
+			blobs[filepath.Base(p)+" (decoded)"] = []byte(strings.Join(all, "\n"))
 		}
 	}
 	entries, _ := os.ReadDir(out)
@@ -155,7 +161,7 @@ func TestNoLoggedText(t *testing.T) {
 	}
 	if !bytes.Contains(sheets, []byte("req-0111")) ||
 		!bytes.Contains(blobs["exposures.parquet (decoded)"], []byte("req-0111")) ||
-		!bytes.Contains(blobs["exposures.arrow"], []byte("req-0111")) {
+		!bytes.Contains(blobs["exposures.arrow (decoded)"], []byte("req-0111")) {
 		t.Fatal("control: a request id is not found where it must be; the search sees nothing")
 	}
 	for name, b := range blobs {

@@ -121,8 +121,8 @@ func regulatorFields(d *caseData) []RegField {
 	if len(planned) == 0 {
 		planned = defaultMeasuresPlanned
 	}
-	add("Measures", "Measures taken", strings.Join(taken, "; "), "Art. 33(3)(d)")
-	add("Measures", "Measures proposed", strings.Join(planned, "; "), "Art. 33(3)(d)")
+	add("Measures", "Measures taken", strings.Join(taken, "\n"), "Art. 33(3)(d)")
+	add("Measures", "Measures proposed", strings.Join(planned, "\n"), "Art. 33(3)(d)")
 	if inc.Notices.DeletionDeadline != nil {
 		add("Measures", "Recipients asked to delete the data by", inc.Notices.DeletionDeadline.UTC(), "Art. 33(3)(d)")
 	}
