@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leakmap/leakmap/casedb"
+)
+
+// TestReportCommand runs 'leakmap report' on the report package's test case.
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "case.duckdb")
+	db, err := casedb.Open(context.Background(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile("../../report/testdata/case.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(string(script)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	inc := filepath.Join(dir, "incident.yaml")
+	os.WriteFile(inc, []byte(`id: WAI-CLI
+models: [glm-5.3]
+window: {start: 2026-09-01T00:00:00Z, end: 2026-09-04T12:00:00Z}
+aware_at: 2026-09-09T10:00:00Z
+as_of: 2026-09-10T09:00:00Z
+capacity: {prefill_pool_tokens: 681280, decode_pool_tokens: 3200000}
+`), 0o644)
+	out := filepath.Join(dir, "out")
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"ok", []string{"report", "--db", dbPath, "--incident", inc, "--out", out}, 0, "report.xlsx"},
+		{"as-of flag", []string{"report", "--db", dbPath, "--incident", inc, "--out", out, "--as-of", "2026-09-13T00:00:00Z"}, 0, "report.html"},
+		{"bad as-of", []string{"report", "--db", dbPath, "--incident", inc, "--out", out, "--as-of", "yesterday"}, 2, "--as-of"},
+		{"missing flags", []string{"report", "--db", dbPath}, 2, "needs --db, --incident and --out"},
+		{"bad incident", []string{"report", "--db", dbPath, "--incident", filepath.Join(dir, "none.yaml"), "--out", out}, 2, "incident"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.args...)
+			if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+		})
+	}
+	// --as-of decides the 72-hour check: by 2026-09-13 the deadline has passed.
+	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	if !strings.Contains(string(page), "report as of 2026-09-13T00:00:00Z") {
+		t.Error("report.html does not carry the --as-of date")
+	}
+}
