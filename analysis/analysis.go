@@ -4,6 +4,25 @@
 // DESIGN.md's contamination model. Everything is SQL (queries/analysis_*.sql)
 // except the decode-pool replay and the shingle hashing, which run in Go on
 // rows read through Arrow.
+//
+// Readings of DESIGN.md where it leaves a choice (each one tested):
+//   - Served: status 2xx or no status. A source is always a served row.
+//   - The replay starts at the log's first row (any row) with each decode
+//     pool at the size in force then; later capacity rows that grow a pool
+//     append never-written slots at their valid_from, before the releases
+//     and allocations of that instant. A row that would shrink a pool is
+//     ignored (slots cannot be taken back from their holders) and counted.
+//   - A row with end_ts = ts is released right after its own allocation
+//     (the "releases first" rule would free it before it holds anything).
+//   - confirmed: the source precedes the trigger in replay order (ts, then
+//     request_id, then row_id), any model.
+//   - residency: a placeable source on the trigger's decode instance whose
+//     end_ts is in [trigger ts - residency_lookback, trigger ts]; a request
+//     still running at the trigger's ts holds its slots and is no source.
+//   - possible: source ts in [trigger ts - possible_lookback, trigger ts),
+//     same model, when the source or the trigger cannot be placed.
+//   - A trigger's own overwritten slots make it the owner of those slots,
+//     so a later trigger can read it.
 package analysis
 
 import (
@@ -14,7 +33,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
@@ -209,9 +227,4 @@ func OutputFiles() []string {
 		out = append(out, o.file)
 	}
 	return out
-}
-
-// trimSQL strips a trailing semicolon so a query can be embedded.
-func trimSQL(q string) string {
-	return strings.TrimSuffix(strings.TrimSpace(q), ";")
 }

@@ -13,6 +13,7 @@ func TestEdgeCases(t *testing.T) {
 		wantExposures   []string // nil: not checked
 		wantTenants     []string // nil: not checked
 		wantWarnings    int64
+		wantShrinks     int64
 	}{
 		{
 			// Window [10:00, 11:00): start included, end excluded; a prompt
@@ -102,6 +103,22 @@ func TestEdgeCases(t *testing.T) {
 			wantWarnings:  1,
 		},
 		{
+			// A zero-length request (end_ts = ts) is freed right after its
+			// own allocation; a capacity row that would shrink the decode
+			// pool is ignored (and counted). fifo: T gets the 4 never-written
+			// slots first, then A's.
+			name: "zero-length request, pool shrink ignored",
+			rows: []req{
+				{id: "A", ts: 0, end: 0, tenant: "ta", prompt: 3, completion: 1, decode: "d1"},
+				{id: "T", ts: 1, end: 2, tenant: "tt", prompt: 8, completion: 0, decode: "d1"},
+			},
+			prefill: 5, decode: 8, contamination: "  allocator: fifo",
+			timeline:      "d1,decode,4,2026-09-01T10:00:00.5Z\n",
+			wantTriggers:  []string{"T unknown=3 cap=5"},
+			wantExposures: []string{"A>T probable slots=4"},
+			wantShrinks:   1,
+		},
+		{
 			// Content evidence. T has no decode instance: every source with a
 			// shared shingle is confirmed (whatever its instance), and the
 			// rest of the same model in the lookback is possible. U is on
@@ -165,6 +182,9 @@ func TestEdgeCases(t *testing.T) {
 			}
 			if sum.ReplayWarnings != tc.wantWarnings {
 				t.Errorf("replay warnings %d, want %d", sum.ReplayWarnings, tc.wantWarnings)
+			}
+			if sum.PoolShrinks != tc.wantShrinks {
+				t.Errorf("pool shrinks %d, want %d", sum.PoolShrinks, tc.wantShrinks)
 			}
 			if sum.Triggers != len(tc.wantTriggers) {
 				t.Errorf("summary triggers %d, want %d", sum.Triggers, len(tc.wantTriggers))
