@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/leakmap/leakmap/analysis"
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/ingest"
 	"github.com/leakmap/leakmap/simulate"
 	"github.com/xuri/excelize/v2"
 )
@@ -41,27 +43,28 @@ func loadClean(t testing.TB, ctx context.Context, dir string, dbPath string) str
 	return dbPath
 }
 
-// TestSimulatedCase runs simulate → (clean load) → analysis → report and
-// checks the report against the simulator's ground truth and the database,
-// and that no prompt or response of the simulated logs reaches an output.
+// TestSimulatedCase runs simulate (with its noise: duplicates, truncated
+// lines, mixed offsets) → ingest → analysis → report, and checks the report
+// against the simulator's ground truth and the database, and that no
+// prompt, response or rejected raw line of the logs reaches an output.
 func TestSimulatedCase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulated end-to-end case")
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg := simulate.DefaultConfig()
-	cfg.Noise, cfg.CSVPart = false, false
-	sum, err := simulate.Generate(ctx, nil, dir, cfg)
+	sum, err := simulate.Generate(ctx, nil, dir, simulate.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbPath := loadClean(t, ctx, dir, filepath.Join(t.TempDir(), "case.duckdb"))
-	db, err := casedb.Open(ctx, dbPath)
+	db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	if _, err := ingest.Run(ctx, db, nil, []string{sum.Logs}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	inc, err := incident.Load(sum.Incident)
 	if err != nil {
 		t.Fatal(err)
@@ -103,10 +106,24 @@ func TestSimulatedCase(t *testing.T) {
 		t.Errorf("Affected requests sheet: %d ids, truth %d", len(got), len(truth))
 	}
 
-	// No logged text: the first 24 characters of every prompt and response.
+	// The Ingest sheet accounts for every line read.
+	ing, _ := f.GetRows("Ingest", excelize.Options{RawCellValue: true})
+	for _, r := range ing[1:] {
+		n := func(i int) int { v, _ := strconv.Atoi(r[i]); return v }
+		if n(8) != n(9)+n(10)+n(11) {
+			t.Errorf("Ingest %s: read %d != loaded %d + rejected %d + duplicates %d", r[1], n(8), n(9), n(10), n(11))
+		}
+	}
+	if rej := dbCount(t, db, "SELECT count(*) FROM rejected_rows"); rej == 0 {
+		t.Error("the noisy simulated logs gave no rejected rows: the raw-text check below checks nothing")
+	}
+
+	// No logged text: 24-character pieces of every prompt, response and
+	// rejected raw line (a truncated line keeps part of its prompt).
 	var texts []string
-	for _, r := range dbRows(t, db, `SELECT DISTINCT left(x, 24) FROM (
-		SELECT prompt_text AS x FROM requests UNION ALL SELECT response_text FROM requests) WHERE length(x) >= 24`) {
+	for _, r := range dbRows(t, db, `SELECT DISTINCT substr(x, 1 + (length(x) - 24) // 2, 24) FROM (
+		SELECT prompt_text AS x FROM requests UNION ALL SELECT response_text FROM requests
+		UNION ALL SELECT raw FROM rejected_rows) WHERE length(x) >= 24`) {
 		texts = append(texts, r[0])
 	}
 	if len(texts) == 0 {
