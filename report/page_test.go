@@ -248,3 +248,50 @@ func TestPromptSeriesSampling(t *testing.T) {
 		t.Errorf("page does not say %q", want)
 	}
 }
+
+// TestMarkupInIDs: tenant and request ids with markup characters stay text
+// in the page (well-formed SVG, no injected element) and in the workbook.
+func TestMarkupInIDs(t *testing.T) {
+	db, inc := newCase(t)
+	const evil = `t-<b>&"x'</b>`
+	for _, q := range []string{
+		`UPDATE exposures SET source_tenant_id = '` + strings.ReplaceAll(evil, "'", "''") + `' WHERE source_tenant_id = 't-03'`,
+		`UPDATE exposures SET recipient_tenant_id = '` + strings.ReplaceAll(evil, "'", "''") + `' WHERE recipient_tenant_id = 't-03'`,
+		`UPDATE tenants SET tenant_id = '` + strings.ReplaceAll(evil, "'", "''") + `' WHERE tenant_id = 't-03'`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _ := writeReport(t, db, inc)
+	raw, _ := os.ReadFile(out + "/report.html")
+	doc, err := html.Parse(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	walk(doc, func(n *html.Node) {
+		if n.Type == html.ElementNode && n.Data == "b" {
+			t.Error("a tenant id became a <b> element")
+		}
+		if n.Type == html.TextNode && n.Data == evil {
+			found = true
+		}
+		if n.Type == html.ElementNode && n.Data == "svg" {
+			var b bytes.Buffer
+			html.Render(&b, n)
+			dec := xml.NewDecoder(&b)
+			dec.Strict = true
+			for {
+				if _, err := dec.Token(); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatalf("svg not well-formed with markup in ids: %v", err)
+				}
+			}
+		}
+	})
+	if !found {
+		t.Error("the id does not appear as text")
+	}
+}
