@@ -247,6 +247,9 @@ func TestPromptSeriesSampling(t *testing.T) {
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("page does not say %q", want)
 	}
+	if want := fmt.Sprintf("sampled: %d of %d requests drawn", len(s.Points), total); !strings.Contains(buf.String(), want) {
+		t.Errorf("the chart does not say %q", want)
+	}
 }
 
 // TestMarkupInIDs: tenant and request ids with markup characters stay text

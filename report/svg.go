@@ -171,6 +171,10 @@ func promptChart(d *caseData) string {
 	// Axes frame and legend.
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999"/>`, f1(ml), f1(mt), f1(W-mr-ml), f1(H-mb-mt))
 	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#444">prompt tokens (log)</text>`, f1(4), f1(mt-10))
+	if d.series.Sampled {
+		fmt.Fprintf(&b, `<text class="sampled" x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">sampled: %s of %s requests drawn (all %s affected)</text>`,
+			f1(W-mr), f1(mt-10), thousands(int64(len(pts))), thousands(d.series.Total), thousands(d.series.Triggers))
+	}
 	return b.String() + "</svg>"
 }
 

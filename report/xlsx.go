@@ -22,7 +22,7 @@ import (
 var maxSheetRows = 1048575
 
 type styles struct {
-	header, title, date, day, count, id, wrap int
+	header, date, day, count, id, wrap int
 	dateLeft, countLeft                       int // free values of Summary and Regulator, top-left
 }
 
@@ -38,7 +38,6 @@ func newStyles(f *excelize.File) (*styles, error) {
 	mk(&s.header, &excelize.Style{Font: &excelize.Font{Bold: true},
 		Fill:   excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"DDE4EE"}},
 		Border: []excelize.Border{{Type: "bottom", Color: "7F8FA6", Style: 1}}})
-	mk(&s.title, &excelize.Style{Font: &excelize.Font{Bold: true, Size: 14}})
 	mk(&s.date, &excelize.Style{CustomNumFmt: &dateFmt})
 	mk(&s.day, &excelize.Style{CustomNumFmt: &dayFmt})
 	mk(&s.count, &excelize.Style{NumFmt: 3})
