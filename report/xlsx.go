@@ -23,7 +23,7 @@ var maxSheetRows = 1048575
 
 type styles struct {
 	header, date, day, count, id, wrap int
-	dateLeft, countLeft                       int // free values of Summary and Regulator, top-left
+	dateLeft, countLeft                int // free values of Summary and Regulator, top-left
 }
 
 func newStyles(f *excelize.File) (*styles, error) {
