@@ -498,7 +498,7 @@ func (g *generator) lognormal(median, sigma float64, lo, hi int64) int64 {
 
 // finishRow fills what follows from a row's fields: served, trigger,
 // duration, owner.
-func (g *generator) finishRow(r *row, durMs int64) {
+func (g *generator) finishRow(r *row) {
 	c := g.cfg
 	r.served = served(r.status)
 	if !r.served && r.status != 500 {
@@ -521,18 +521,17 @@ func (g *generator) finishRow(r *row, durMs int64) {
 	if r.trigger {
 		r.completion = 20 + g.rng.Int64N(600) // generated from stale KV, then stopped
 	}
-	if durMs <= 0 {
-		switch {
-		case !r.served && r.status != 500:
-			durMs = 2 + g.rng.Int64N(40)
-		default:
-			eff := r.prompt
-			if r.trigger {
-				eff = 1 // the engine silently replaced the prompt by one token
-			}
-			d := 150 + eff*1000/150000 + r.completion*1000/50
-			durMs = max(1, int64(float64(d)*(0.7+0.6*g.rng.Float64())))
+	var durMs int64
+	switch {
+	case !r.served && r.status != 500:
+		durMs = 2 + g.rng.Int64N(40)
+	default:
+		eff := r.prompt
+		if r.trigger {
+			eff = 1 // the engine silently replaced the prompt by one token
 		}
+		d := 150 + eff*1000/150000 + r.completion*1000/50
+		durMs = max(1, int64(float64(d)*(0.7+0.6*g.rng.Float64())))
 	}
 	r.end = r.ts + durMs
 	if c.Noise && r.special == "" && r.decode >= 0 {
@@ -615,7 +614,7 @@ func (g *generator) regular(ts int64) *row {
 	if r.model == modelLong {
 		r.decode = c.DecodeInstances + g.rng.IntN(longDecodes)
 	}
-	g.finishRow(r, 0)
+	g.finishRow(r)
 	return r
 }
 
@@ -624,7 +623,7 @@ func (g *generator) special(name string, ts time.Time, tenant int32, model int, 
 	r := &row{ts: ms(ts), tenant: tenant, model: model, prompt: prompt, status: status,
 		prefill: prefill, decode: decode, special: name, completion: 40 + g.rng.Int64N(300)}
 	r.id, r.n = g.newID(tenant)
-	g.finishRow(r, 0)
+	g.finishRow(r)
 	return r
 }
 
