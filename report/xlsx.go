@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	kflate "github.com/klauspost/compress/flate"
 	"github.com/xuri/excelize/v2"
 )
@@ -322,24 +323,31 @@ func streamTable(ctx context.Context, f *excelize.File, st *styles, db *sql.DB, 
 			names[p] = fmt.Sprintf("%s (%d)", t.sheet, p+1)
 		}
 	}
-	rows, err := db.QueryContext(ctx, t.sql)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	sc := newScanner(t.cols)
-	vals := make([]any, len(t.cols))
 	cells := make([]any, len(t.cols))
 	hdr := make([]any, len(t.cols))
 	for i, c := range t.cols {
 		hdr[i] = excelize.Cell{StyleID: st.header, Value: c.name}
 	}
 	lastCol, _ := excelize.ColumnNumberToName(len(t.cols))
-	for p, name := range names {
+	var sw *excelize.StreamWriter
+	part, row := -1, 0 // the sheet being written, and its last row written
+	// next starts the next sheet of the table: filter, print setup, widths,
+	// frozen header.
+	next := func() error {
+		if sw != nil {
+			if err := sw.Flush(); err != nil {
+				return err
+			}
+		}
+		part++
+		if part == len(names) {
+			return fmt.Errorf("more rows than the %d counted", total)
+		}
+		name := names[part]
 		if _, err := f.NewSheet(name); err != nil {
 			return err
 		}
-		n := min(maxSheetRows, total-p*maxSheetRows)
+		n := min(maxSheetRows, total-part*maxSheetRows)
 		// The filter must be on the worksheet before streaming starts:
 		// the stream writer writes the sheet's other parts as they are then.
 		if err := f.AutoFilter(name, fmt.Sprintf("A1:%s%d", lastCol, max(n+1, 2)), nil); err != nil {
@@ -348,8 +356,8 @@ func streamTable(ctx context.Context, f *excelize.File, st *styles, db *sql.DB, 
 		if err := printSetup(f, name); err != nil {
 			return err
 		}
-		sw, err := f.NewStreamWriter(name)
-		if err != nil {
+		var err error
+		if sw, err = f.NewStreamWriter(name); err != nil {
 			return err
 		}
 		for i, c := range t.cols {
@@ -360,38 +368,50 @@ func streamTable(ctx context.Context, f *excelize.File, st *styles, db *sql.DB, 
 		if err := sw.SetPanes(frozenHeader()); err != nil {
 			return err
 		}
-		if err := sw.SetRow("A1", hdr); err != nil {
-			return err
+		row = 1
+		return sw.SetRow("A1", hdr)
+	}
+	if err := next(); err != nil {
+		return err
+	}
+	written := 0
+	err := arrowQuery(ctx, db, t.sql, func(rec arrow.RecordBatch) error {
+		if int(rec.NumCols()) != len(t.cols) {
+			return fmt.Errorf("query gives %d columns, the sheet has %d", rec.NumCols(), len(t.cols))
 		}
-		for r := 0; r < n && rows.Next(); r++ {
-			if err := sc.scan(rows, vals); err != nil {
-				return err
+		for r := 0; r < int(rec.NumRows()); r++ {
+			if row-1 == maxSheetRows {
+				if err := next(); err != nil {
+					return err
+				}
 			}
-			for i, v := range vals {
-				if s := st.forKind(t.cols[i].kind); s != 0 && v != nil {
+			for i, c := range t.cols {
+				v, err := arrowValue(rec.Column(i), r)
+				if err != nil {
+					return fmt.Errorf("column %s: %w", c.name, err)
+				}
+				if s := st.forKind(c.kind); s != 0 && v != nil {
 					cells[i] = excelize.Cell{StyleID: s, Value: v}
 				} else {
 					cells[i] = v
 				}
 			}
-			cell, _ := excelize.CoordinatesToCellName(1, r+2)
+			row++
+			cell, _ := excelize.CoordinatesToCellName(1, row)
 			if err := sw.SetRow(cell, cells); err != nil {
 				return err
 			}
-			if r%65536 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
+			written++
 		}
-		if err := sw.Flush(); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
+		return ctx.Err()
+	})
+	if err != nil {
 		return err
 	}
-	return nil
+	if written != total {
+		return fmt.Errorf("wrote %d rows, the query counted %d", written, total)
+	}
+	return sw.Flush()
 }
 
 // sortZip copies the workbook's zip entries, still compressed, in a fixed
