@@ -425,6 +425,10 @@ exposures.csv  source_request_id,trigger_request_id,source_tenant_id,
   Sorted by trigger ts, trigger_request_id, source_request_id.
 unknown_slots.csv  trigger_request_id,unknown_slots
   Per trigger, its stale slots never written since the log began.
+edge_cases.csv  name,request_id,trigger
+  The planted edge cases (window bounds, thresholds, capacity change,
+  statuses, out-of-scope huge prompts, equal times) and whether each is a
+  trigger.
 `
 
 func (t *truthWriter) abort() {

@@ -114,6 +114,11 @@ type Summary struct {
 	Sources        int // distinct cross-tenant source tenants
 	ReplayWarnings int // allocations larger than the free slots
 
+	// EdgeCases maps each planted edge case (window-start, at-threshold,
+	// at-capacity-change, equal-time-trigger, ...) to its request id; the
+	// same list is in truth/edge_cases.csv.
+	EdgeCases map[string]string
+
 	Lines         int // lines (and CSV rows) written to logs/, noise included
 	Duplicates    int // exact or re-offset duplicate copies
 	Truncated     int // damaged extra copies
@@ -322,6 +327,7 @@ type generator struct {
 
 	changeTimes map[int64]bool // capacity change instants that no regular event may share
 	tl          []capacityChange
+	edges       []*row // the edge-case rows, in (ts, request_id) order
 }
 
 func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, error) {
@@ -331,6 +337,7 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 		key:         mix(uint64(cfg.Seed) ^ 0x6964),
 		changeTimes: map[int64]bool{},
 	}
+	g.sum.EdgeCases = map[string]string{}
 	g.makeTenants()
 	g.tl = g.timeline()
 	g.rp = &replayer{pageSize: cfg.PageSize, onAlloc: g.onAlloc}
@@ -728,6 +735,10 @@ func (g *generator) run(ctx context.Context) error {
 // slots are known: it writes the truth for triggers, then the log lines.
 func (g *generator) onAlloc(r *row) error {
 	g.sum.Requests++
+	if r.special != "" {
+		g.sum.EdgeCases[r.special] = r.id
+		g.edges = append(g.edges, r)
+	}
 	// The noise decides first whether the log loses this row's decode
 	// instance, so that the truth can say which pairs the log can place.
 	if g.cfg.Noise && r.decode >= 0 && (r.forceNoDecode || g.noise.Float64() < g.cfg.MissingDecodeRate) {
@@ -834,6 +845,15 @@ func (g *generator) finish() error {
 		return err
 	}
 	g.sum.Files = append(g.sum.Files, tf...)
+	var b strings.Builder
+	b.WriteString("name,request_id,trigger\n")
+	for _, r := range g.edges {
+		fmt.Fprintf(&b, "%s,%s,%t\n", r.special, r.id, r.trigger)
+	}
+	if err := writeFile(filepath.Join(g.dir, "truth", "edge_cases.csv"), []byte(b.String())); err != nil {
+		return err
+	}
+	g.sum.Files = append(g.sum.Files, filepath.Join("truth", "edge_cases.csv"))
 	for _, t := range g.tenants {
 		if t.recipient {
 			g.sum.Recipients++

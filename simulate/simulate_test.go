@@ -263,6 +263,9 @@ func TestTruthInvariants(t *testing.T) {
 				"equal-time-trigger": true, "equal-time-alloc": false,
 			} {
 				id, ok := specials[name]
+				if sum.EdgeCases[name] != id {
+					t.Errorf("summary edge case %s = %s, want %s", name, sum.EdgeCases[name], id)
+				}
 				if !ok || trig[id] != wantTrig {
 					t.Errorf("special %s (%s): trigger %t, want %t", name, id, trig[id], wantTrig)
 				}
@@ -270,6 +273,16 @@ func TestTruthInvariants(t *testing.T) {
 
 			if last := clean[specials["window-end-last"]]; (last.Decode == "") != tc.noise {
 				t.Errorf("window's last trigger logged with decode instance %q (noise %t)", last.Decode, tc.noise)
+			}
+
+			edges := readCSV(t, filepath.Join(dir, "truth", "edge_cases.csv"))
+			if len(edges) != len(specials) {
+				t.Errorf("edge_cases.csv has %d rows, want %d", len(edges), len(specials))
+			}
+			for _, m := range edges {
+				if specials[m["name"]] != m["request_id"] || m["trigger"] != strconv.FormatBool(trig[m["request_id"]]) {
+					t.Errorf("edge_cases.csv row %v", m)
+				}
 			}
 
 			// Exposures: sources were served on the trigger's decode
