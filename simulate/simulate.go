@@ -650,7 +650,8 @@ func (g *generator) specials() []*row {
 	// its pool, and a missing 900k-token trigger shifts a lot.
 	r := add(g.special("window-end-last", c.WindowEnd.Add(-time.Millisecond), text(), in, 900000, 200, prefillName(2), 2))
 	r.forceNoDecode = c.DropTriggerDecode
-	add(g.special("window-end", c.WindowEnd, any(), in, 900000, 503, "", -1))
+	// Served at the very instant of the withdrawal: outside the half-open window.
+	add(g.special("window-end", c.WindowEnd, any(), in, 900000, 200, prefillName(2), 3))
 	add(g.special("at-threshold", mid, text(), in, pt, 200, prefillName(0), 0))
 	add(g.special("threshold-plus-one", mid.Add(time.Hour), text(), in, pt+1, 200, prefillName(0), 1))
 	add(g.special("no-status", mid.Add(2*time.Hour), any(), in, 950000, 0, prefillName(3), 2))
