@@ -17,7 +17,8 @@ WITH latest AS (
     UNION ALL SELECT 6, 'Provider aware (72-hour clock starts)', CAST($5 AS TIMESTAMPTZ), 'incident file'
     UNION ALL SELECT 7, 'Contained (fix or withdrawal)', CAST($6 AS TIMESTAMPTZ), 'incident file'
     UNION ALL SELECT 8, 'Exposure window ends', CAST($3 AS TIMESTAMPTZ), 'incident file'
-    UNION ALL SELECT 9, 'Notices drafted', (SELECT min(drafted_at) FROM notices), 'case database'
+    -- Notices bear the as_of date; their drafting clock time stays in the database.
+    UNION ALL SELECT 9, 'Notices drafted (dated as of)', (SELECT CASE WHEN count(*) > 0 THEN CAST($7 AS TIMESTAMPTZ) END FROM notices), 'case database'
     UNION ALL SELECT 10, 'Regulator notice accepted by mail server', (SELECT min(attempted_at) FROM accepted WHERE kind = 'regulator'), 'case database'
     UNION ALL SELECT 11, 'First tenant notice accepted by mail server', (SELECT min(attempted_at) FROM accepted WHERE kind IS DISTINCT FROM 'regulator'), 'case database'
     UNION ALL SELECT 12, 'Last tenant notice accepted by mail server', (SELECT max(attempted_at) FROM accepted WHERE kind IS DISTINCT FROM 'regulator'), 'case database'

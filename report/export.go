@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 )
 
@@ -72,7 +75,14 @@ func exportArrow(ctx context.Context, db *sql.DB, t table, dir string) (path str
 			return err
 		}
 		for rr.Next() {
-			if err := w.Write(rr.RecordBatch()); err != nil {
+			rec, err := zeroNulls(rr.RecordBatch())
+			if err != nil {
+				w.Close()
+				return err
+			}
+			err = w.Write(rec)
+			rec.Release()
+			if err != nil {
 				w.Close()
 				return err
 			}
@@ -84,4 +94,51 @@ func exportArrow(ctx context.Context, db *sql.DB, t table, dir string) (path str
 		return w.Close()
 	})
 	return path, err
+}
+
+// zeroNulls rebuilds the columns that hold NULLs: the driver leaves
+// whatever was in memory under a NULL slot, which would make two exports of
+// the same rows differ byte for byte. The caller releases the result.
+func zeroNulls(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	for i := range cols {
+		col := rec.Column(i)
+		if col.NullN() == 0 {
+			col.Retain()
+			cols[i] = col
+			continue
+		}
+		b := array.NewBuilder(memory.DefaultAllocator, col.DataType())
+		for r := 0; r < col.Len(); r++ {
+			if col.IsNull(r) {
+				b.AppendNull()
+				continue
+			}
+			switch a := col.(type) {
+			case *array.Int64:
+				b.(*array.Int64Builder).Append(a.Value(r))
+			case *array.Int32:
+				b.(*array.Int32Builder).Append(a.Value(r))
+			case *array.String:
+				b.(*array.StringBuilder).Append(a.Value(r))
+			case *array.Boolean:
+				b.(*array.BooleanBuilder).Append(a.Value(r))
+			case *array.Timestamp:
+				b.(*array.TimestampBuilder).Append(a.Value(r))
+			default:
+				b.Release()
+				for _, c := range cols[:i] {
+					c.Release()
+				}
+				return nil, fmt.Errorf("column %s: type %s with NULLs not handled", rec.ColumnName(i), col.DataType())
+			}
+		}
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, nil
 }

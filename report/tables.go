@@ -68,7 +68,7 @@ func ledgerTables() []table {
 			cols: []column{{"file_id", kID, 8}, {"path", kText, 40}, {"name", kText, 24}, {"format", kText, 8},
 				{"compression", kText, 11}, {"preset", kText, 11}, {"size_bytes", kInt, 14}, {"sha256", kText, 66},
 				{"rows_read", kInt, 12}, {"rows_loaded", kInt, 12}, {"rows_rejected", kInt, 13}, {"rows_duplicate", kInt, 14},
-				{"name_reused", kBool, 12}, {"loaded_at", kTime, 20}}},
+				{"name_reused", kBool, 12}}},
 		{sheet: "Rejected rows", sql: query("report_rejected"),
 			cols: []column{{"file_id", kID, 8}, {"path", kText, 40}, {"line", kID, 10}, {"reason", kText, 60}}},
 	}
