@@ -75,6 +75,14 @@ type requestRow struct {
 // runs the isolation check on every draft: a failing notice is marked
 // blocked, with the reason, and can never be sent. asOf is the notices' Date
 // and the time the 72-hour deadline is judged against.
+//
+// Roles: a tenant is a source when one of its requests may have reached
+// another tenant, a recipient when one of its responses may hold another
+// tenant's data (a cross-tenant exposure, or slots whose owner is unknown),
+// and gets one notice covering both. A tenant affected only by its own data
+// ("self") gets a notice that its responses are unreliable and should be
+// discarded, with none of the cross-tenant wording. The regulator notice is
+// addressed to the provider's DPO (else its email), who files it.
 func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Incident, dir *Directory, outbox string, asOf time.Time) (*DraftResult, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -473,7 +481,7 @@ func storeNotices(ctx context.Context, db *sql.DB, rows []IndexRow) error {
 // tenantFile names a tenant's notice; ids that are not plain lowercase
 // file names get a hash suffix so two ids never share a file.
 func tenantFile(id string) string {
-	safe := safeName(id)
+	safe := safeName(strings.ToLower(id))
 	if safe != id || len(safe) > 80 {
 		if len(safe) > 60 {
 			safe = safe[:60]

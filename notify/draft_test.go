@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -113,5 +114,24 @@ func TestRegulatorNoticeHasNoTenant(t *testing.T) {
 	p := decodeForTest(t, raw)
 	for _, s := range []string{raw, p.text, p.html} {
 		mustNotContain(t, "regulator notice", s, "t-alpha", "t-gamma", "alpha analytics", "gamma", "r-g1", "r-a1", "ops@alpha", "merger")
+	}
+}
+
+func TestTenantFileNames(t *testing.T) {
+	tests := []struct{ id, want string }{
+		{"t-alpha", "tenant-t-alpha.eml"},
+		{"T-Alpha", "tenant-t-alpha-"},
+		{"a/b c", "tenant-a_b_c-"},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		got := tenantFile(tt.id)
+		if !strings.HasPrefix(got, tt.want) || seen[got] {
+			t.Errorf("tenantFile(%q) = %q, want prefix %q and unique", tt.id, got, tt.want)
+		}
+		seen[got] = true
+	}
+	if tenantFile("T-Alpha") == tenantFile("t-alpha") {
+		t.Error("ids differing in case share a file")
 	}
 }

@@ -3,7 +3,6 @@ package notify
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,8 +162,6 @@ func mustNotContain(t testing.TB, what, s string, bads ...string) {
 		}
 	}
 }
-
-var _ = fmt.Sprintf
 
 func writeFile(t testing.TB, dir, name, data string) {
 	t.Helper()
