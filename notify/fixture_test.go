@@ -35,15 +35,16 @@ func testIncident(t testing.TB, extra string) *incident.Incident {
 	return inc
 }
 
-// fixtureCase is a small case: who leaked to whom, with logged texts.
+// fixtureSQL is a small case: who may have leaked to whom, with logged texts.
 //
-//	alpha  source (confirmed) -> gamma        en
-//	beta   source (probable)  -> gamma        fr
-//	gamma  recipient                           en
-//	delta  both: its r-d1 leaked to gamma, its trigger r-d9 got epsilon's data? no: got beta's  en
-//	eps    self only: its trigger read its own earlier request     fr
-//	zeta   recipient, not in the directory
-//	eta    source, invalid email
+//	t-alpha  source (confirmed, to gamma)                       en
+//	t-beta   source (probable to gamma, confirmed to delta)     fr
+//	t-gamma  recipient (from alpha, beta and delta)             en
+//	t-delta  both: r-d1 reached gamma, its trigger r-d9 read beta's r-b1
+//	t-eps    self only: its trigger read its own earlier request  fr
+//	t-zeta   recipient (from eta), not in the directory
+//	t-eta    source, only an invalid email in the directory
+//	t-unused in the directory only
 const fixtureSQL = `
 INSERT INTO requests VALUES
  (1,'r-a1','2026-09-01T10:00:00Z','2026-09-01T10:00:05Z','t-alpha','glm-5.3',4000,100,200,'p1','d1','alpha confidential merger plan with globex numbers attached','ok',1,1,1),
