@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,6 +85,9 @@ func BenchmarkReport(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MB")
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapSys)/(1<<20), "go-heap-sys-MB") // the Go side's share of the peak
 	b.ReportMetric(float64(requests), "requests")
 	b.ReportMetric(float64(exposures), "exposures")
 	b.ReportMetric(float64(res.AffectedRequests), "affected")
