@@ -16,9 +16,11 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -353,21 +355,45 @@ func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
 		}
 	}
 	sort.Strings(files)
-	res := &CheckResult{}
-	c := newChecker(m)
-	for _, name := range files {
-		res.Checked++
-		owner, ok := m.notices[name]
-		if !ok {
-			res.Failures = append(res.Failures, CheckFailure{name, "not listed in the isolation manifest: cannot tell whose notice it is"})
-			continue
+	res := &CheckResult{Checked: len(files)}
+	// Notices are independent: one checker (and line cache) per worker.
+	// The manifest is only read.
+	reasons := make([]string, len(files))
+	errsOut := make([]error, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), 8); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newChecker(m)
+			for i := range next {
+				name := files[i]
+				owner, ok := m.notices[name]
+				if !ok {
+					reasons[i] = "not listed in the isolation manifest: cannot tell whose notice it is"
+					continue
+				}
+				data, err := os.ReadFile(filepath.Join(outbox, name))
+				if err != nil {
+					errsOut[i] = fmt.Errorf("outbox: %w", err)
+					continue
+				}
+				reasons[i] = strings.Join(c.checkMessage(data, owner), "; ")
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, name := range files {
+		if errsOut[i] != nil {
+			return nil, errsOut[i]
 		}
-		data, err := os.ReadFile(filepath.Join(outbox, name))
-		if err != nil {
-			return nil, fmt.Errorf("outbox: %w", err)
-		}
-		if reasons := c.checkMessage(data, owner); len(reasons) > 0 {
-			res.Failures = append(res.Failures, CheckFailure{name, strings.Join(reasons, "; ")})
+		if reasons[i] != "" {
+			res.Failures = append(res.Failures, CheckFailure{name, reasons[i]})
 		}
 	}
 	for _, name := range m.files {
