@@ -1,11 +1,13 @@
--- Report prompt-length series of the in-scope models ($1): every trigger, and all other requests or, above $2 points, the shortest and longest in each of $3 time slices.
+-- Report prompt-length series of the in-scope models ($1): every trigger, and all other requests or, above $2 points, a 1-in-N hash sample of about $2 of them plus the shortest and longest in each of $3 time slices.
 -- args: ['glm-5.3'], 1000, 500
 WITH scope AS (
     SELECT r.row_id, r.ts, r.prompt_tokens, a.row_id IS NOT NULL AS is_trigger
     FROM requests r LEFT JOIN affected_requests a ON a.row_id = r.row_id
     WHERE list_contains(CAST($1 AS VARCHAR[]), r.model)
 ), n AS (
-    SELECT count(*) AS total, min(epoch_us(ts)) AS lo, max(epoch_us(ts)) AS hi FROM scope
+    SELECT count(*) AS total, min(epoch_us(ts)) AS lo, max(epoch_us(ts)) AS hi,
+           greatest(1, count(*) // $2) AS stride
+    FROM scope
 ), others AS (
     SELECT s.*, CAST(floor((epoch_us(s.ts) - n.lo) * CAST($3 AS DOUBLE) / greatest(n.hi - n.lo + 1, 1)) AS BIGINT) AS slice
     FROM scope s, n
@@ -18,6 +20,9 @@ WITH scope AS (
     SELECT row_id FROM scope WHERE is_trigger
     UNION
     SELECT row_id FROM others, n WHERE n.total <= $2
+    UNION
+    -- The sample shows where most requests lie; the extremes keep the envelope.
+    SELECT row_id FROM others, n WHERE n.total > $2 AND hash(row_id) % n.stride = 0
     UNION
     SELECT k.lo_key[2] FROM extremes k, n WHERE n.total > $2
     UNION

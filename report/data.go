@@ -113,8 +113,9 @@ type caseData struct {
 }
 
 // Sampling limits of the prompt-length chart: above maxPoints in-scope
-// requests, keep every trigger and the extremes of each of seriesSlices
-// time slices, so the envelope of the scatter survives.
+// requests, keep every trigger, a 1-in-N hash sample of about maxPoints
+// others (where most requests lie), and the extremes of each of
+// seriesSlices time slices (the envelope).
 var (
 	maxPoints    = 4000
 	seriesSlices = 1000

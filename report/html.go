@@ -107,8 +107,8 @@ func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files 
 	}
 	p.PromptSVG = template.HTML(promptChart(d))
 	if d.series.Sampled {
-		p.PromptNote = fmt.Sprintf("Drawn: %s of %s requests (every one of the %s affected requests, and the shortest and longest other request in each of %d time slices).",
-			thousands(int64(len(d.series.Points))), thousands(d.series.Total), thousands(d.series.Triggers), seriesSlices)
+		p.PromptNote = fmt.Sprintf("Drawn: %s of %s requests (every one of the %s affected requests; of the others, a fixed 1-in-%d sample, and the shortest and longest in each of %d time slices).",
+			thousands(int64(len(d.series.Points))), thousands(d.series.Total), thousands(d.series.Triggers), max(1, d.series.Total/int64(maxPoints)), seriesSlices)
 	} else {
 		p.PromptNote = fmt.Sprintf("Drawn: all %s requests to the models in scope, %s of them affected.", thousands(d.series.Total), thousands(d.series.Triggers))
 	}

@@ -220,8 +220,11 @@ func TestPromptSeriesSampling(t *testing.T) {
 		t.Fatalf("series: sampled %v, total %d (want %d), triggers %d (want %d)", s.Sampled, s.Total, total, s.Triggers, triggers)
 	}
 	others := int64(len(s.Points)) - s.Triggers
-	if others < int64(seriesSlices) || others > 2*int64(seriesSlices) {
-		t.Errorf("kept %d other requests, want between %d and %d (extremes of %d slices)", others, seriesSlices, 2*seriesSlices, seriesSlices)
+	if lo, hi := int64(seriesSlices), 2*int64(seriesSlices)+2*int64(maxPoints); others < lo || others > hi {
+		t.Errorf("kept %d other requests, want between %d and %d (extremes of %d slices and a sample of about %d)", others, lo, hi, seriesSlices, maxPoints)
+	}
+	if others >= total-triggers {
+		t.Errorf("kept all %d other requests: nothing was sampled", others)
 	}
 	// The longest and shortest in-scope prompts outside triggers are always kept.
 	var lo, hi int64

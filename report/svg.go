@@ -120,7 +120,12 @@ func promptChart(d *caseData) string {
 		fmt.Fprintf(&b, `<path class="requests" d="%s" stroke="#5b6b7f" stroke-opacity="0.55" stroke-width="3" stroke-linecap="round" fill="none"/>`, grey.String())
 	}
 	if red.Len() > 0 {
-		fmt.Fprintf(&b, `<path class="triggers" d="%s" stroke="#b3261e" stroke-width="7" stroke-linecap="round" fill="none"/>`, red.String())
+		// Big dots single out a few triggers; thousands would merge into a band.
+		width, opacity := 7, 1.0
+		if d.series.Triggers > 500 {
+			width, opacity = 4, 0.6
+		}
+		fmt.Fprintf(&b, `<path class="triggers" d="%s" stroke="#b3261e" stroke-opacity="%.1f" stroke-width="%d" stroke-linecap="round" fill="none"/>`, red.String(), opacity, width)
 	}
 	// Threshold lines: the default pool, and the prefill instances of the
 	// capacity timeline as step lines (instances with the same steps share
