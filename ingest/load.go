@@ -10,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/leakmap/leakmap/queries"
@@ -34,11 +36,20 @@ type loader struct {
 }
 
 func (l *loader) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	defer l.timed(query)()
 	r, err := l.conn.ExecContext(ctx, queries.Get(query), args...)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", query, err)
 	}
 	return r.RowsAffected()
+}
+
+// timed logs a step's duration at debug level.
+func (l *loader) timed(step string) func() {
+	start := time.Now()
+	return func() {
+		l.logger.Debug("step", "file", l.fi.path, "step", step, "took", time.Since(start).Round(time.Millisecond), "hwm", hwmX())
+	}
 }
 
 func (l *loader) begin(ctx context.Context) error {
@@ -62,7 +73,7 @@ func (l *loader) load(ctx context.Context) error {
 			return err
 		}
 		l.prog.add(l.fi.size)
-		if err := l.finish(ctx, 0, 0, 0, 0); err != nil {
+		if err := l.finish(ctx, 0, 0, 0, 0, nil); err != nil {
 			l.rollback()
 			return err
 		}
@@ -93,9 +104,10 @@ func (l *loader) load(ctx context.Context) error {
 	return nil
 }
 
-// lineCheck is the fast path's independent look at the file: how many lines
-// it has, and whether each starts with '{'. DuckDB's reader skips blank lines
-// silently, which would shift every line number after them.
+// lineCheck is the fast path's own look at the file, run beside DuckDB's
+// reader: how many lines it has, and whether every one starts with '{'.
+// DuckDB's reader skips blank lines silently, which would shift every line
+// number after them; such a file takes the checked path.
 type lineCheck struct {
 	lines int64
 	clean bool
@@ -109,16 +121,14 @@ func checkLines(ctx context.Context, path, compression string, prog *progress) l
 	}
 	defer rc.Close()
 	buf := make([]byte, 1<<20)
-	var c lineCheck
-	c.clean = true
+	c := lineCheck{clean: true}
 	atLineStart := true
 	for {
 		if ctx.Err() != nil {
 			return lineCheck{err: ctx.Err()}
 		}
 		n, err := rc.Read(buf)
-		b := buf[:n]
-		for len(b) > 0 {
+		for b := buf[:n]; len(b) > 0; {
 			if atLineStart {
 				if b[0] != '{' {
 					c.clean = false
@@ -143,45 +153,36 @@ func checkLines(ctx context.Context, path, compression string, prog *progress) l
 }
 
 // fast loads a clean canonical JSON Lines file with DuckDB's reader straight
-// into requests. It reports false (and the caller rolls back) when the file
-// is not clean: a line the reader refuses, a value the checked path would
-// reject, a blank or odd line that would shift line numbers.
+// into requests. It reports false (the caller rolls back and takes the
+// checked path) when the file is not clean: a line the reader refuses, a
+// value the checked path would reject, a blank or odd line that would shift
+// line numbers. Lines are numbered from the insertion order, which is file
+// order, once duplicates are dropped (see finish).
 func (l *loader) fast(ctx context.Context) (bool, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	checkDone := make(chan lineCheck, 1)
-	go func() { checkDone <- checkLines(cctx, l.fi.path, l.fi.compression, l.prog) }()
+	checked := make(chan lineCheck, 1)
+	go func() { checked <- checkLines(cctx, l.fi.path, l.fi.compression, l.prog) }()
 	comp := map[string]string{compNone: "uncompressed", compGzip: "gzip", compZstd: "zstd"}[l.fi.compression]
 	n, err := l.exec(ctx, "ingest_fast_jsonl", l.fileID, l.fi.path, comp)
 	if err != nil {
 		cancel()
-		<-checkDone
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
+	}
+	c := <-checked
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err != nil || c.err != nil || !c.clean || c.lines != n || n > maxLine {
 		return false, nil
 	}
-	c := <-checkDone
-	if c.err != nil {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		return false, fmt.Errorf("%s: %w", l.fi.path, c.err)
-	}
-	if !c.clean || c.lines != n || n > maxLine {
-		return false, nil
-	}
-	if _, err := l.exec(ctx, "ingest_fast_number", l.fileID); err != nil {
+	var count, first, last int64
+	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_fast_check"), l.fileID).Scan(&count, &first, &last); err != nil {
 		return false, err
 	}
-	var count, lo, hi int64
-	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_fast_check"), l.fileID).Scan(&count, &lo, &hi); err != nil {
-		return false, err
-	}
-	if count != n || (n > 0 && (lo != 1 || hi != n)) {
+	if count != n || last-first+1 != n {
 		return false, nil
 	}
-	return true, l.finish(ctx, n, n, 0, 0)
+	return true, l.finish(ctx, n, n, 0, 0, &first)
 }
 
 // stageSink appends checked rows to the stage table and rejected records
@@ -247,7 +248,7 @@ func (l *loader) checked(ctx context.Context) error {
 	if inserted != s.staged {
 		return fmt.Errorf("%s: staged %d rows but moved %d", l.fi.path, s.staged, inserted)
 	}
-	return l.finish(ctx, s.read, s.staged, s.rejected, s.dupLines)
+	return l.finish(ctx, s.read, s.staged, s.rejected, s.dupLines, nil)
 }
 
 // read runs the source that fits the file's format and layout.
@@ -277,9 +278,32 @@ func (l *loader) read(ctx context.Context, s sink, inst fileInstance) error {
 }
 
 // finish drops duplicates of rows already in the case, counts conflicts,
-// records the file in the chain of custody and commits: the file's rows and
-// its ingest_files row land together or not at all.
-func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines int64) error {
+// numbers fast-path rows (firstRowid: the file's first rowid), records the
+// file in the chain of custody and commits: the file's rows and its
+// ingest_files row land together or not at all. Numbering comes last so
+// the searches before it read no updated column (much slower in DuckDB).
+func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines int64, firstRowid *int64) error {
+	// A file that is most of the case is searched with one pass over the
+	// table; a small file with a lookup of its own rows.
+	var total int64
+	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_count_requests")).Scan(&total); err != nil {
+		return err
+	}
+	for _, q := range []string{"ingest_0_cand", "ingest_0_dups"} {
+		if _, err := l.exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	cand := "ingest_1_candidates"
+	if inserted*2 >= total {
+		cand += "_whole"
+	}
+	if _, err := l.exec(ctx, cand, l.fileID); err != nil {
+		return err
+	}
+	if _, err := l.exec(ctx, "ingest_2_duplicates", l.fileID); err != nil {
+		return err
+	}
 	dups, err := l.exec(ctx, "ingest_drop_duplicates", l.fileID)
 	if err != nil {
 		return err
@@ -287,6 +311,11 @@ func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines 
 	var conflicts int64
 	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_file_conflicts"), l.fileID).Scan(&conflicts); err != nil {
 		return err
+	}
+	if firstRowid != nil {
+		if _, err := l.exec(ctx, "ingest_fast_number", l.fileID, *firstRowid); err != nil {
+			return err
+		}
 	}
 	r := &l.res
 	r.Read, r.Loaded, r.Rejected, r.Duplicates, r.Conflicts = read, inserted-dups, rejected, dupLines+dups, conflicts
@@ -300,6 +329,7 @@ func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines 
 	if testHookBeforeCommit != nil {
 		testHookBeforeCommit(l.fi.path)
 	}
+	defer l.timed("commit")()
 	if _, err := l.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("%s: commit: %w", l.fi.path, err)
 	}
@@ -319,4 +349,14 @@ func openContentWith(path, compression string, wrap func(io.Reader) io.Reader) (
 		return nil, err
 	}
 	return &readCloser{Reader: rc, close: func() error { rc.Close(); return f.Close() }}, nil
+}
+
+func hwmX() string {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+		}
+	}
+	return "?"
 }

@@ -12,6 +12,8 @@
 --             decode instance when both are known.
 -- The range joins go through time buckets one lookback wide, so each
 -- trigger only meets the rows of two buckets.
+-- Only the columns each step needs are read from requests (10M rows at
+-- scale): no wide common table of every served row.
 INSERT INTO exposures
 WITH p AS (SELECT * FROM analysis_params),
 trig AS (
@@ -19,18 +21,13 @@ trig AS (
            (t.decode_instance IS NOT NULL AND t.end_ts IS NOT NULL AND t.end_ts >= t.ts) AS placed
     FROM analysis_triggers t
 ),
-src AS (
-    SELECT r.row_id, r.request_id, r.tenant_id, r.ts, r.end_ts, r.model, r.decode_instance,
-           (r.decode_instance IS NOT NULL AND r.end_ts IS NOT NULL AND r.end_ts >= r.ts) AS placed
-    FROM requests r
-    WHERE r.status IS NULL OR r.status BETWEEN 200 AND 299
-),
 confirmed AS (
     SELECT g.source_row_id, g.trigger_row_id, max(g.shingles) AS shingles
     FROM analysis_pairs g
-    JOIN src s ON s.row_id = g.source_row_id
     JOIN trig t ON t.row_id = g.trigger_row_id
+    JOIN requests s ON s.row_id = g.source_row_id
     WHERE g.shingles > 0 AND s.row_id <> t.row_id
+      AND (s.status IS NULL OR s.status BETWEEN 200 AND 299)
       AND (s.ts < t.ts OR (s.ts = t.ts AND (s.request_id < t.request_id
            OR (s.request_id = t.request_id AND s.row_id < t.row_id))))
       AND (s.decode_instance = t.decode_instance OR s.decode_instance IS NULL OR t.decode_instance IS NULL)
@@ -40,11 +37,6 @@ replayed AS (
     SELECT source_row_id, trigger_row_id, max(slots) AS slots
     FROM analysis_pairs WHERE slots > 0 GROUP BY ALL
 ),
-res_src AS (
-    SELECT s.row_id, s.decode_instance, s.end_ts, epoch_us(s.end_ts) // p.residency_lookback_us AS bucket
-    FROM src s, p
-    WHERE s.placed AND p.contamination = 'residency'
-),
 res_trig AS (
     SELECT t.row_id, t.ts, t.decode_instance,
            unnest([epoch_us(t.ts) // p.residency_lookback_us - 1, epoch_us(t.ts) // p.residency_lookback_us]) AS bucket
@@ -53,12 +45,14 @@ res_trig AS (
 ),
 residency AS (
     SELECT DISTINCT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS res
-    FROM res_trig t
-    JOIN res_src s ON s.decode_instance = t.decode_instance AND s.bucket = t.bucket, p
-    WHERE s.end_ts <= t.ts AND s.end_ts >= t.ts - p.residency_lookback AND s.row_id <> t.row_id
-),
-pos_src AS (
-    SELECT s.*, epoch_us(s.ts) // p.possible_lookback_us AS bucket FROM src s, p
+    FROM res_trig t, p,
+         (SELECT r.row_id, r.decode_instance, r.end_ts, epoch_us(r.end_ts) // q.residency_lookback_us AS bucket
+          FROM requests r, analysis_params q
+          WHERE q.contamination = 'residency'
+            AND (r.status IS NULL OR r.status BETWEEN 200 AND 299)
+            AND r.decode_instance IS NOT NULL AND r.end_ts IS NOT NULL AND r.end_ts >= r.ts) s
+    WHERE s.decode_instance = t.decode_instance AND s.bucket = t.bucket
+      AND s.end_ts <= t.ts AND s.end_ts >= t.ts - p.residency_lookback AND s.row_id <> t.row_id
 ),
 pos_trig AS (
     SELECT t.*,
@@ -67,9 +61,14 @@ pos_trig AS (
 ),
 possible AS (
     SELECT DISTINCT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS pos
-    FROM pos_trig t
-    JOIN pos_src s ON s.model = t.model AND s.bucket = t.bucket, p
-    WHERE s.ts < t.ts AND s.ts >= t.ts - p.possible_lookback
+    FROM pos_trig t, p,
+         (SELECT r.row_id, r.ts, r.model, r.decode_instance,
+                 (r.decode_instance IS NOT NULL AND r.end_ts IS NOT NULL AND r.end_ts >= r.ts) AS placed,
+                 epoch_us(r.ts) // q.possible_lookback_us AS bucket
+          FROM requests r, analysis_params q
+          WHERE r.status IS NULL OR r.status BETWEEN 200 AND 299) s
+    WHERE s.model = t.model AND s.bucket = t.bucket
+      AND s.ts < t.ts AND s.ts >= t.ts - p.possible_lookback
       AND (NOT s.placed OR NOT t.placed)
       AND (s.decode_instance = t.decode_instance OR s.decode_instance IS NULL OR t.decode_instance IS NULL)
 ),
@@ -81,14 +80,10 @@ pairs AS (
           UNION ALL BY NAME SELECT * FROM residency
           UNION ALL BY NAME SELECT * FROM possible)
     GROUP BY ALL
-),
-ranked AS (
-    SELECT x.*, CASE WHEN x.shingles > 0 THEN 1 WHEN x.slots > 0 OR x.res THEN 2 ELSE 3 END AS tier_rank
-    FROM pairs x
 )
 SELECT s.request_id, t.request_id, s.row_id, t.row_id, s.tenant_id, t.tenant_id, s.ts, t.ts,
-       CASE x.tier_rank WHEN 1 THEN 'confirmed' WHEN 2 THEN 'probable' ELSE 'possible' END,
-       x.tier_rank,
+       CASE WHEN x.shingles > 0 THEN 'confirmed' WHEN x.slots > 0 OR x.res THEN 'probable' ELSE 'possible' END,
+       CASE WHEN x.shingles > 0 THEN 1 WHEN x.slots > 0 OR x.res THEN 2 ELSE 3 END,
        s.tenant_id = t.tenant_id,
        concat_ws(' ',
            CASE WHEN x.shingles > 0 THEN 'shingles=' || x.shingles END,
@@ -100,7 +95,6 @@ SELECT s.request_id, t.request_id, s.row_id, t.row_id, s.tenant_id, t.tenant_id,
            CASE WHEN s.end_ts IS NOT NULL THEN 'source_end=' || rfc3339(s.end_ts) END,
            CASE WHEN x.res THEN 'residency=' || p.residency_label END,
            CASE WHEN x.pos THEN 'possible=' || p.possible_label END)
-FROM ranked x
-JOIN src s ON s.row_id = x.source_row_id
-JOIN trig t ON t.row_id = x.trigger_row_id, p
-ORDER BY t.ts, t.request_id, s.request_id, t.row_id, s.row_id;
+FROM pairs x
+JOIN requests s ON s.row_id = x.source_row_id
+JOIN trig t ON t.row_id = x.trigger_row_id, p;

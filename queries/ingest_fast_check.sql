@@ -1,3 +1,3 @@
--- Fast path: rows of file $1, and the lowest and highest line given (numbering is right when they are 1 and the count).
+-- Fast path: rows of file $1 and their first and last rowid (one insert in file order gives count = last - first + 1).
 -- args: 1
-SELECT count(*), coalesce(min(line), 0), coalesce(max(line), 0) FROM requests WHERE file_id = $1;
+SELECT count(*), coalesce(min(rowid), 0), coalesce(max(rowid), -1) FROM requests WHERE file_id = $1;

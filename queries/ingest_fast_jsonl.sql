@@ -1,5 +1,5 @@
--- Fast path: load canonical JSON Lines file $2 (compression $3: uncompressed, gzip or zstd) as file $1 straight into requests; any value the checked path would reject raises an error instead, and row_id/line are set next from the insertion order.
--- args: -1, 'testdata/ingest_empty.jsonl', 'uncompressed'
+-- Fast path: load canonical JSON Lines file $2 (compression $3: uncompressed, gzip or zstd) as file $1 straight into requests; a value the checked path would reject raises an error instead; row_id and line are set by ingest_fast_number.
+-- args: 99, 'testdata/ingest_empty.jsonl.gz', 'gzip'
 INSERT INTO requests
 WITH src AS (
     SELECT * FROM read_json($2, format = 'newline_delimited', compression = $3, columns = {

@@ -1,0 +1,80 @@
+package ingest
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// FuzzParseLine feeds arbitrary lines to the line-level parse and validation
+// of the checked path, under each preset's mapping. It must never panic, and
+// a line it accepts must give a row the requests table takes: every
+// required field present, valid UTF-8 text, UTC times in DuckDB's range,
+// counts not negative.
+func FuzzParseLine(f *testing.F) {
+	for _, r := range sampleRows {
+		f.Add([]byte(strings.TrimSpace(jsonl(r))), uint8(0))
+	}
+	for _, s := range []string{
+		`{"request_id":"x","ts":1788336843512,"tenant_id":"t","model":"m","prompt_tokens":"12"}`,
+		`{"request_id":"x","ts":"1788336843.5","tenant_id":"t","model":"m","prompt_tokens":1e3,"status":"200"}`,
+		`{"request_id":7,"ts":"2026-09-02 08:14:03+00","tenant_id":"t","model":"m","prompt_tokens":12.0}`,
+		`{"id":"01J8","created_at":"2026-09-02T08:14:03Z","account_id":"a","model":"m","status_code":200,"tokens_in":5,"tokens_out":1,"duration":6412}`,
+		`{"rid":"9f","received":{"timestamp":"2026-09-02T08:14:03.512Z","obj":{"user":"u"}},"finished":{"out":{"meta_info":{"prompt_tokens":1}}}}`,
+		`{"request_id":"x"`, `[1]`, `null`, `{}`, "\xff", `{"ts":{"a":[]}}`, `{"request_id":"x","ts":"-0001-01-01T00:00:00Z"}`,
+	} {
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(1))
+		f.Add([]byte(s), uint8(2))
+	}
+	presets := []string{"canonical", "gateway", "engine"}
+	mappings := make([]*Mapping, len(presets))
+	for i, p := range presets {
+		m, err := presetMapping(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		m.Constants = map[string]string{"model": "fallback"}
+		mappings[i] = m
+	}
+	inst := fileInstance{prefill: "p", decode: "d"}
+	f.Fuzz(func(t *testing.T, line []byte, preset uint8) {
+		m := mappings[int(preset)%len(mappings)]
+		v, err := parseLine(line, m, inst)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty reason")
+			}
+			return
+		}
+		for _, req := range requiredFields {
+			if v[fieldIndex(req)] == nil {
+				t.Fatalf("accepted without %s: %q", req, line)
+			}
+		}
+		for i, val := range v {
+			switch x := val.(type) {
+			case nil:
+			case string:
+				if x == "" || !utf8.ValidString(x) {
+					t.Fatalf("%s: bad text %q", canonicalFields[i], x)
+				}
+			case time.Time:
+				if x.Location() != time.UTC || x.Year() < 1 || x.Year() > 9999 || x.Nanosecond()%1000 != 0 {
+					t.Fatalf("%s: bad time %v", canonicalFields[i], x)
+				}
+			case int64:
+				if x < 0 {
+					t.Fatalf("%s: negative %d", canonicalFields[i], x)
+				}
+			case int32:
+				if x < 0 {
+					t.Fatalf("%s: negative %d", canonicalFields[i], x)
+				}
+			default:
+				t.Fatalf("%s: unexpected type %T", canonicalFields[i], val)
+			}
+		}
+	})
+}
