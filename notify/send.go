@@ -153,6 +153,9 @@ func Send(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, o
 			return res, err
 		}
 	}
+	if res.Failed > 0 && !opts.Send {
+		return res, fmt.Errorf("%d notice(s) changed since their isolation check and would not be sent; redraft them", res.Failed)
+	}
 	if res.Failed > 0 {
 		return res, fmt.Errorf("%d notice(s) not accepted; rerun 'leakmap notify send --send' to retry them (accepted ones are never sent again)", res.Failed)
 	}

@@ -358,6 +358,11 @@ func TestSendRefusesFileChangedSinceCheck(t *testing.T) {
 	gamma := noticeFor(t, res, "t-gamma")
 	raw := readOutbox(t, res.Outbox, gamma.File)
 	writeFile(t, res.Outbox, gamma.File, strings.Replace(raw, "Dear", "Hello", 1))
+	dry := plainOpts(ts)
+	dry.Send = false
+	if got, err := Send(context.Background(), db, nil, res.Outbox, dry); err == nil || got.Failed != 1 || !strings.Contains(err.Error(), "redraft") {
+		t.Fatalf("dry run: %+v %v", got, err)
+	}
 	got, err := Send(context.Background(), db, nil, res.Outbox, plainOpts(ts))
 	if err == nil || got.Failed != 1 || got.Sent != res.Ready-1 {
 		t.Fatalf("%+v %v", got, err)
