@@ -153,6 +153,9 @@ func TestWorkbook(t *testing.T) {
 	if got := f.GetSheetList(); !reflect.DeepEqual(got, wantSheets) {
 		t.Fatalf("sheets = %v, want %v", got, wantSheets)
 	}
+	if got := f.GetActiveSheetIndex(); got != 0 {
+		t.Errorf("active sheet %d, want 0 (Summary)", got)
+	}
 	filters := map[string]bool{}
 	for _, dn := range f.GetDefinedName() {
 		if dn.Name == "_xlnm._FilterDatabase" {

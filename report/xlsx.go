@@ -114,12 +114,14 @@ func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string) er
 	if err := writePerDaySheet(f, st, d); err != nil {
 		return fmt.Errorf("per day sheet: %w", err)
 	}
+	// Before the streamed sheets: SetActiveSheet reads every sheet back,
+	// which for a streamed sheet means parsing all of it into memory.
+	f.SetActiveSheet(0)
 	for _, t := range append(evidenceTables(), ledgerTables()...) {
 		if err := streamTable(ctx, f, st, db, t); err != nil {
 			return fmt.Errorf("%s sheet: %w", t.sheet, err)
 		}
 	}
-	f.SetActiveSheet(0)
 	tmp := path + ".tmp"
 	defer os.Remove(tmp)
 	out, err := os.Create(tmp)
