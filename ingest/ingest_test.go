@@ -801,6 +801,9 @@ func TestParseTimestamps(t *testing.T) {
 		{int64(1788336843), "2026-09-02T08:14:03Z"},
 		{float64(1788336843.5), "2026-09-02T08:14:03.5Z"},
 		{json.Number("1.788336843e9"), "2026-09-02T08:14:03Z"},
+		{"2026-09-02", "2026-09-02T00:00:00Z"},
+		{"0x10", "error"},
+		{"Inf", "error"},
 		{"yesterday", "error"},
 		{"", "error"},
 		{json.Number("-5"), "error"},
@@ -815,5 +818,45 @@ func TestParseTimestamps(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("toTime(%#v) = %s, want %s", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestFastAndCheckedPathsAgree: the same valid lines, loaded by DuckDB's
+// reader (a clean file) and line by line in Go (the same file with one bad
+// line), give the same rows; an odd but valid value must not make the two
+// disagree, or duplicates across files would be missed.
+func TestFastAndCheckedPathsAgree(t *testing.T) {
+	lines := []string{
+		`{"request_id":"v1","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":5}`,
+		`{"request_id":"v2","ts":"2026-09-01 10:00:00","tenant_id":"t","model":"m","prompt_tokens":"12","completion_tokens":"0","status":"200"}`,
+		`{"request_id":"v3","ts":"2026-09-01T12:00:00.123456789+02:00","end_ts":"2026-09-01T10:00:01Z","tenant_id":"t","model":"m","prompt_tokens":5,"decode_instance":""}`,
+		`{"request_id":"v4","ts":"2026-09-01","tenant_id":"t\u00e9 \"q\" \\ \n","model":"m","prompt_tokens":5,"prompt_text":"日本語 ✓","response_text":"","extra":{"x":[1,2]}}`,
+		`{"request_id":"v5","ts":"2026-09-01T10:00:00-00:30","tenant_id":"t","model":"m","prompt_tokens":0,"status":null,"end_ts":null}`,
+		`{"ts":"2026-09-01T10:00:00Z","request_id":"v6","model":"m","tenant_id":"t","prompt_tokens":9007199254740993}`,
+	}
+	clean := strings.Join(lines, "\n") + "\n"
+	dir := t.TempDir()
+	fastDB := openCase(t)
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	res, err := Run(context.Background(), fastDB, logger, []string{writeFile(t, filepath.Join(dir, "a", "x.jsonl"), clean)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "line by line") || res.Loaded != int64(len(lines)) {
+		t.Fatalf("the clean file did not load on the fast path (loaded %d):\n%s", res.Loaded, logs.String())
+	}
+	checkedDB := openCase(t)
+	res = run(t, checkedDB, []string{writeFile(t, filepath.Join(dir, "b", "x.jsonl"), clean+"{bad\n")}, Options{})
+	if res.Loaded != int64(len(lines)) || res.Rejected != 1 {
+		t.Fatalf("checked path: %+v", res)
+	}
+	if got, want := canonicalDump(t, checkedDB), canonicalDump(t, fastDB); got != want {
+		t.Errorf("checked path\n%sfast path\n%s", got, want)
+	}
+	// And in one case, each file is all duplicates of the other.
+	res = run(t, fastDB, []string{writeFile(t, filepath.Join(dir, "c", "y.jsonl"), clean+"{bad\n")}, Options{})
+	if res.Duplicates != int64(len(lines)) || res.Loaded != 0 {
+		t.Errorf("fast then checked: %+v", res)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -48,7 +47,7 @@ func (l *loader) exec(ctx context.Context, query string, args ...any) (int64, er
 func (l *loader) timed(step string) func() {
 	start := time.Now()
 	return func() {
-		l.logger.Debug("step", "file", l.fi.path, "step", step, "took", time.Since(start).Round(time.Millisecond), "hwm", hwmX())
+		l.logger.Debug("step", "file", l.fi.path, "step", step, "took", time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -349,14 +348,4 @@ func openContentWith(path, compression string, wrap func(io.Reader) io.Reader) (
 		return nil, err
 	}
 	return &readCloser{Reader: rc, close: func() error { rc.Close(); return f.Close() }}, nil
-}
-
-func hwmX() string {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM") {
-			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
-		}
-	}
-	return "?"
 }

@@ -341,22 +341,23 @@ func toTimeRaw(v any, m *Mapping) (time.Time, error) {
 	}
 }
 
+// looksNumeric: a decimal number (sign, digits, fraction, exponent) and
+// nothing else: not a date ("2026-09-01"), not hex, not "Inf".
 func looksNumeric(s string) bool {
 	if s == "" {
 		return false
 	}
-	digits := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E':
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E':
+		case (c == '-' || c == '+') && (i == 0 || s[i-1] == 'e' || s[i-1] == 'E'):
 		default:
 			return false
 		}
 	}
-	return digits > 0
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
 
 // epoch converts epoch seconds or milliseconds written in decimal; the

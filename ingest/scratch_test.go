@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,52 +17,63 @@ func cpu() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func hwm() string {
-	b, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM") {
-			return strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
-		}
-	}
-	return "?"
-}
-
-func resetHWM() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
 const sel = `request_id, ts, end_ts, tenant_id, model,
 	  prompt_tokens::BIGINT, completion_tokens::BIGINT, status::INTEGER, prefill_instance, decode_instance, prompt_text, response_text,
 	  hash(request_id, ts, end_ts, tenant_id, model, prompt_tokens::BIGINT, completion_tokens::BIGINT, status::INTEGER, prefill_instance, decode_instance, prompt_text, response_text)`
 const cols = `columns={request_id:'VARCHAR',ts:'TIMESTAMPTZ',end_ts:'TIMESTAMPTZ',tenant_id:'VARCHAR',model:'VARCHAR',prompt_tokens:'VARCHAR',completion_tokens:'VARCHAR',status:'VARCHAR',prefill_instance:'VARCHAR',decode_instance:'VARCHAR',prompt_text:'VARCHAR',response_text:'VARCHAR'}, format='newline_delimited'`
 
-func TestScratchQ(t *testing.T) {
+func TestScratchUpd(t *testing.T) {
 	if os.Getenv("SCR") == "" {
 		t.Skip()
 	}
-	os.Remove("/tmp/ingx/s.duckdb")
-	db, _ := casedb.Open(context.Background(), "/tmp/ingx/s.duckdb")
-	db.SetMaxOpenConns(1)
-	tm := func(name, q string, args ...any) {
-		resetHWM()
+	step := func(name string, f func() error) {
 		w, c := time.Now(), cpu()
-		var n any
-		err := db.QueryRow(q, args...).Scan(&n)
-		fmt.Printf("%-12s wall %6s cpu %6s hwm %s -> %v %v\n", name, time.Since(w).Round(time.Millisecond), (cpu() - c).Round(time.Millisecond), hwm(), n, err)
+		err := f()
+		fmt.Printf("%-30s wall %6s cpu %6s err %v\n", name, time.Since(w).Round(time.Millisecond), (cpu() - c).Round(time.Millisecond), err)
 	}
-	db.Exec("BEGIN")
-	_, err := db.Exec("INSERT INTO requests SELECT (hash(request_id) >> 2)::BIGINT, " + sel + ", 5, 0 FROM read_json('/tmp/ingx/big.jsonl.gz', " + cols + ")")
-	fmt.Println("insert", err, hwm())
-	for _, q := range []struct{ n, q string }{
-		{"conf-narrow", `WITH mine AS MATERIALIZED (SELECT DISTINCT hash(request_id) AS h FROM requests WHERE file_id = $1),
-		 shared AS MATERIALIZED (SELECT hash(request_id) AS h FROM requests WHERE hash(request_id) IN (SELECT h FROM mine) GROUP BY 1 HAVING count(*) > 1)
-		 SELECT count(*) FROM shared`},
-		{"conf-whole", `SELECT count(*) FROM (SELECT hash(request_id) AS h FROM requests GROUP BY 1 HAVING count(*) > 1 AND bool_or(file_id = $1))`},
-		{"conf-semi", `SELECT count(*) FROM (SELECT hash(request_id) AS h FROM requests WHERE hash(request_id) IN (SELECT hash(request_id) FROM requests WHERE file_id = $1) GROUP BY 1 HAVING count(*) > 1)`},
-		{"dup-narrow", `WITH mine AS MATERIALIZED (SELECT DISTINCT row_hash FROM requests WHERE file_id = $1),
-		 shared AS MATERIALIZED (SELECT row_hash FROM requests WHERE row_hash IN (SELECT row_hash FROM mine) GROUP BY row_hash HAVING count(*) > 1)
-		 SELECT count(*) FROM shared`},
-		{"dup-whole", `SELECT count(*) FROM (SELECT row_hash FROM requests GROUP BY 1 HAVING count(*) > 1 AND bool_or(file_id = $1))`},
-		{"both-whole", `SELECT count(*) FROM (SELECT row_hash, hash(request_id) h2 FROM requests GROUP BY GROUPING SETS ((row_hash), (h2)) HAVING count(*) > 1 AND bool_or(file_id = $1))`},
+	for _, variant := range []string{"two", "one", "bare"} {
+		os.Remove("/tmp/ingx/u.duckdb")
+		os.Remove("/tmp/ingx/u.duckdb.wal")
+		db, _ := casedb.Open(context.Background(), "/tmp/ingx/u.duckdb")
+		db.SetMaxOpenConns(1)
+		if variant == "bare" {
+			step("bare", func() error {
+				_, err := db.Exec("CREATE TABLE t AS SELECT * FROM read_json('/tmp/ingx/big.jsonl.gz')")
+				return err
+			})
+			db.Close()
+			continue
+		}
+		db.Exec("CREATE TEMP SEQUENCE s")
+		db.Exec("BEGIN")
+		rowid := "0"
+		if variant == "one" {
+			rowid = "(5::BIGINT << 32) + nextval('s')"
+		}
+		step(variant+" insert", func() error {
+			_, err := db.Exec("INSERT INTO requests SELECT " + rowid + ", " + sel + ", 5, 0 FROM read_json('/tmp/ingx/big.jsonl.gz', " + cols + ")")
+			return err
+		})
+		upd := "UPDATE requests SET line = rowid - 36028797018960000 + 1, row_id = rowid WHERE file_id = 5"
+		if variant == "one" {
+			upd = "UPDATE requests SET line = rowid - 36028797018960000 + 1 WHERE file_id = 5"
+		}
+		step(variant+" update", func() error { _, err := db.Exec(upd); return err })
+		step(variant+" commit", func() error { _, err := db.Exec("COMMIT"); return err })
+		db.Close()
+	}
+}
+
+func TestScratchWhich(t *testing.T) {
+	m, _ := presetMapping("canonical")
+	for _, l := range []string{
+		`{"request_id":"v2","ts":"2026-09-01 10:00:00","tenant_id":"t","model":"m","prompt_tokens":"12","completion_tokens":"0","status":"200"}`,
+		`{"request_id":"v3","ts":"2026-09-01T12:00:00.123456789+02:00","end_ts":"2026-09-01T10:00:01Z","tenant_id":"t","model":"m","prompt_tokens":5,"decode_instance":""}`,
+		`{"request_id":"v4","ts":"2026-09-01","tenant_id":"t\u00e9 \"q\" \\ \n","model":"m","prompt_tokens":5,"prompt_text":"日本語 ✓","response_text":"","extra":{"x":[1,2]}}`,
+		`{"request_id":"v5","ts":"2026-09-01T10:00:00-00:30","tenant_id":"t","model":"m","prompt_tokens":0,"status":null,"end_ts":null}`,
+		`{"ts":"2026-09-01T10:00:00Z","request_id":"v6","model":"m","tenant_id":"t","prompt_tokens":9007199254740993}`,
 	} {
-		tm(q.n, q.q, 5)
+		_, err := parseLine([]byte(l), m, fileInstance{})
+		fmt.Println(err)
 	}
 }

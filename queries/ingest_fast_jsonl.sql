@@ -3,7 +3,7 @@
 INSERT INTO requests
 WITH src AS (
     SELECT * FROM read_json($2, format = 'newline_delimited', compression = $3, columns = {
-        request_id: 'VARCHAR', ts: 'TIMESTAMPTZ', end_ts: 'TIMESTAMPTZ', tenant_id: 'VARCHAR',
+        request_id: 'VARCHAR', ts: 'VARCHAR', end_ts: 'VARCHAR', tenant_id: 'VARCHAR',
         model: 'VARCHAR', prompt_tokens: 'VARCHAR', completion_tokens: 'VARCHAR', status: 'VARCHAR',
         prefill_instance: 'VARCHAR', decode_instance: 'VARCHAR', prompt_text: 'VARCHAR',
         response_text: 'VARCHAR'})
@@ -12,8 +12,11 @@ WITH src AS (
         -- Required text: present, not empty, not a JSON object, array or boolean read as text.
         CASE WHEN coalesce(request_id, '') = '' OR left(request_id, 1) IN ('{', '[') OR request_id IN ('true', 'false')
              THEN error('request_id') ELSE request_id END AS request_id,
-        ts,
-        end_ts,
+        -- Times: written as a date (DuckDB alone would also take 'epoch' or
+        -- 'infinity'), in the years 1 to 9999 like the checked path.
+        CASE WHEN left(ts, 1) BETWEEN '0' AND '9' THEN ts::TIMESTAMPTZ ELSE error('ts') END AS ts,
+        CASE WHEN end_ts IS NULL THEN NULL
+             WHEN left(end_ts, 1) BETWEEN '0' AND '9' THEN end_ts::TIMESTAMPTZ ELSE error('end_ts') END AS end_ts,
         CASE WHEN coalesce(tenant_id, '') = '' OR left(tenant_id, 1) IN ('{', '[') OR tenant_id IN ('true', 'false')
              THEN error('tenant_id') ELSE tenant_id END AS tenant_id,
         CASE WHEN coalesce(model, '') = '' OR left(model, 1) IN ('{', '[') OR model IN ('true', 'false')
@@ -38,7 +41,10 @@ WITH src AS (
              THEN error('response_text') ELSE NULLIF(response_text, '') END AS response_text
     FROM src
 )
-SELECT 0, request_id, ts, end_ts, tenant_id, model, prompt_tokens, completion_tokens, status,
+SELECT 0, request_id,
+       CASE WHEN ts < TIMESTAMPTZ '0001-01-01 00:00:00Z' OR ts > TIMESTAMPTZ '9999-12-31 23:59:59.999999Z' THEN error('ts') ELSE ts END,
+       CASE WHEN end_ts < TIMESTAMPTZ '0001-01-01 00:00:00Z' OR end_ts > TIMESTAMPTZ '9999-12-31 23:59:59.999999Z' THEN error('end_ts') ELSE end_ts END,
+       tenant_id, model, prompt_tokens, completion_tokens, status,
        prefill_instance, decode_instance, prompt_text, response_text,
        hash(request_id, ts, end_ts, tenant_id, model, prompt_tokens, completion_tokens, status,
             prefill_instance, decode_instance, prompt_text, response_text),
