@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -73,8 +74,12 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 	}
 	defer conn.Close()
 	exec := func(name string, args ...any) error {
+		t := time.Now()
 		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
 			return fmt.Errorf("analysis: %s: %w", name, err)
+		}
+		if d := time.Since(t); d > 100*time.Millisecond {
+			logger.Debug("analysis step", "query", name, "elapsed", d.Round(time.Millisecond))
 		}
 		return nil
 	}
@@ -119,6 +124,7 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 			sum.ReplayTime = time.Since(t0)
 			sum.ReplayedRequests, sum.ReplayWarnings, sum.PoolShrinks = rp.replayed, rp.warnings, rp.shrinks
 			pairs, slots = rp.pairs, rp.slots
+			debug.FreeOSMemory() // the replay's pools and rows are garbage now
 			logger.Info("replayed the decode pools", "allocator", k.Allocator, "requests", rp.replayed,
 				"instances", rp.instances, "warnings", rp.warnings, "query", rp.queryTime.Round(time.Millisecond),
 				"read", rp.readTime.Round(time.Millisecond), "replay_cpu", rp.workerTime.Round(time.Millisecond), "elapsed", sum.ReplayTime.Round(time.Millisecond))
@@ -140,6 +146,10 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 	if err := loadGoResults(ctx, conn, pairs, slots); err != nil {
 		return nil, err
 	}
+	// The Go side is done with its large slices: hand the memory back
+	// before DuckDB's joins need it (peak memory at 10M requests).
+	pairs, slots, sh = nil, nil, nil
+	debug.FreeOSMemory()
 
 	// The outputs change together or not at all.
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {

@@ -251,6 +251,12 @@ func runShingles(ctx context.Context, conn *sql.Conn) (*shingleOutput, error) {
 		if len(index) == 0 {
 			return nil
 		}
+		// A bit per hash (low 25 bits) rejects almost every prompt shingle
+		// before the map lookup, which would miss the cache each time.
+		filter := make([]uint64, 1<<(filterBits-6))
+		for h := range index {
+			filter[(h&filterMask)>>6] |= 1 << (h & 63)
+		}
 
 		const qs = "analysis_08_source_prompts"
 		rr, err = ar.QueryContext(ctx, queries.Get(qs))
@@ -283,6 +289,9 @@ func runShingles(ctx context.Context, conn *sql.Conn) (*shingleOutput, error) {
 						hs, words = shingleHashes(texts.Value(i), hs[:0], words)
 						hits = hits[:0]
 						for _, h := range hs {
+							if filter[(h&filterMask)>>6]&(1<<(h&63)) == 0 {
+								continue
+							}
 							if _, ok := index[h]; ok {
 								hits = append(hits, h)
 							}
@@ -328,6 +337,11 @@ func runShingles(ctx context.Context, conn *sql.Conn) (*shingleOutput, error) {
 	}
 	return out, nil
 }
+
+const (
+	filterBits = 25
+	filterMask = 1<<filterBits - 1
+)
 
 func firstErr(a, b error) error {
 	if a != nil {

@@ -8,7 +8,9 @@ WITH cand AS (
            r.completion_tokens, r.prefill_instance, r.decode_instance,
            p.prefill_pool AS default_pool
     FROM requests r, analysis_params p
-    WHERE list_contains(p.models, r.model)
+    WHERE r.prompt_tokens > (SELECT least(p.prefill_pool, coalesce(min(c.pool_tokens), p.prefill_pool))
+                             FROM analysis_capacity c WHERE c.role = 'prefill') -- no pool is smaller: skip the rest early
+      AND list_contains(p.models, r.model)
       AND r.ts >= p.window_start AND r.ts < p.window_end
       AND (r.status IS NULL OR r.status BETWEEN 200 AND 299)
 ), prefill AS (
