@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leakmap/leakmap/errs"
@@ -242,14 +243,20 @@ func expand(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// progress draws a bar over the bytes of all files; nil draws nothing.
-type progress struct{ bar *progressbar.ProgressBar }
+// progress draws a bar over the bytes of all files; nil draws nothing. The
+// bar is rewound when a file's fast attempt gives way to the checked path,
+// which reads the file again.
+type progress struct {
+	mu          sync.Mutex
+	bar         *progressbar.ProgressBar
+	done, total int64
+}
 
 func newProgress(w io.Writer, total int64) *progress {
 	if w == nil {
 		return nil
 	}
-	return &progress{bar: progressbar.NewOptions64(total,
+	return &progress{total: total, bar: progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("ingest"),
 		progressbar.OptionShowBytes(true),
@@ -258,9 +265,33 @@ func newProgress(w io.Writer, total int64) *progress {
 }
 
 func (p *progress) add(n int64) {
-	if p != nil {
-		p.bar.Add64(n)
+	if p == nil {
+		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done += n
+	p.bar.Set64(min(p.done, p.total))
+}
+
+// mark returns the bar's position, for rewind.
+func (p *progress) mark() int64 {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done
+}
+
+func (p *progress) rewind(to int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = to
+	p.bar.Set64(min(p.done, p.total))
 }
 
 func (p *progress) reader(r io.Reader) io.Reader {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -858,5 +859,38 @@ func TestFastAndCheckedPathsAgree(t *testing.T) {
 	res = run(t, fastDB, []string{writeFile(t, filepath.Join(dir, "c", "y.jsonl"), clean+"{bad\n")}, Options{})
 	if res.Duplicates != int64(len(lines)) || res.Loaded != 0 {
 		t.Errorf("fast then checked: %+v", res)
+	}
+}
+
+// TestProgressBar: with a writer, a bar is drawn and ends at 100% even when
+// a file's fast attempt gives way to the checked path.
+func TestProgressBar(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, filepath.Join(dir, "a.jsonl.gz"), jsonl(sampleRows...))
+	bad := writeFile(t, filepath.Join(dir, "b.jsonl.gz"), jsonl(row("p1", "2026-09-01T10:00:00Z", 1))+"{bad\n")
+	var bar bytes.Buffer
+	res, err := Run(context.Background(), openCase(t), nil, []string{good, bad}, Options{Progress: &bar})
+	if err != nil || res.Loaded != 4 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if !strings.Contains(bar.String(), "ingest") || !strings.Contains(bar.String(), "%") {
+		t.Errorf("no bar drawn: %q", bar.String())
+	}
+	// The count never passes the total, and a rewind takes it back.
+	p := newProgress(io.Discard, 100)
+	p.add(60)
+	m := p.mark()
+	p.add(70)
+	if p.done != 130 || p.bar.State().CurrentNum != 100 {
+		t.Errorf("done %d shown %d", p.done, p.bar.State().CurrentNum)
+	}
+	p.rewind(m)
+	p.add(40)
+	if p.bar.State().CurrentNum != 100 || p.done != 100 {
+		t.Errorf("after rewind: done %d shown %d", p.done, p.bar.State().CurrentNum)
+	}
+	var none bytes.Buffer
+	if _, err := Run(context.Background(), openCase(t), nil, []string{good}, Options{}); err != nil || none.Len() != 0 {
+		t.Errorf("quiet run wrote %q (%v)", none.String(), err)
 	}
 }

@@ -82,6 +82,7 @@ func (l *loader) load(ctx context.Context) error {
 		if err := l.begin(ctx); err != nil {
 			return err
 		}
+		mark := l.prog.mark()
 		ok, err := l.fast(ctx)
 		if err != nil {
 			l.rollback()
@@ -91,6 +92,7 @@ func (l *loader) load(ctx context.Context) error {
 			return nil
 		}
 		l.rollback()
+		l.prog.rewind(mark)
 		l.logger.Debug("file has lines the fast reader refuses; checking it line by line", "file", l.fi.path)
 	}
 	if err := l.begin(ctx); err != nil {

@@ -56,7 +56,6 @@ duration). --mapping FILE maps any other layout (see the ingest package doc).`,
 	cmd.Flags().StringVar(&opts.Preset, "preset", "", "log layout: canonical (default), engine or gateway")
 	cmd.Flags().StringVar(&opts.MappingFile, "mapping", "", "YAML mapping from your fields and time format to the canonical ones")
 	cmd.Flags().StringVar(&opts.Model, "model", "", "model name for rows whose log carries none (engine logs)")
-	cmd.MarkFlagsMutuallyExclusive("preset", "mapping")
 	return cmd
 }
 
