@@ -45,7 +45,10 @@ const (
 	manifestMagic = "leakmap isolation manifest v1"
 	shingleWords  = 6
 	minTextWords  = 3
-	regulatorKey  = "regulator"
+	// Texts longer than winnowAbove words keep winnowed shingles only.
+	winnowAbove  = 1000
+	winnowWindow = 8
+	regulatorKey = "regulator"
 )
 
 type digest [16]byte
@@ -154,9 +157,34 @@ func (m *manifest) addText(x *hasher, text string) {
 	case len(w) < shingleWords:
 		m.texts[x.kgram(w)] = struct{}{}
 		m.textKs = addK(m.textKs, len(w))
-	default:
+	case len(w) <= winnowAbove:
 		for i := 0; i+shingleWords <= len(w); i++ {
 			m.texts[x.kgram(w[i:i+shingleWords])] = struct{}{}
+		}
+		m.textKs = addK(m.textKs, shingleWords)
+	default:
+		// A long text (a logged 1M-token prompt has ~750k words) keeps
+		// only the winnowed shingles: the smallest hash of every window
+		// of winnowWindow consecutive shingles (Schleimer et al., 2003).
+		// Any run of winnowWindow+shingleWords-1 words of it still holds
+		// a kept shingle, so the check catches it; shorter runs often.
+		n := len(w) - shingleWords + 1
+		ds := make([]digest, n)
+		for i := range ds {
+			ds[i] = x.kgram(w[i : i+shingleWords])
+		}
+		last := -1
+		for start := 0; start+winnowWindow <= n; start++ {
+			best := start
+			for j := start + 1; j < start+winnowWindow; j++ {
+				if bytes.Compare(ds[j][:], ds[best][:]) <= 0 { // rightmost minimum, as in the paper
+					best = j
+				}
+			}
+			if best != last {
+				m.texts[ds[best]] = struct{}{}
+				last = best
+			}
 		}
 		m.textKs = addK(m.textKs, shingleWords)
 	}

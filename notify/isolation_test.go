@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -140,5 +141,31 @@ func TestDraftBlocksLeakingNotice(t *testing.T) {
 	}
 	if sr.DryRun != 1 {
 		t.Errorf("dry run would send %d, want 1", sr.DryRun)
+	}
+}
+
+// A long logged text keeps winnowed shingles only, yet any 13-word run of
+// it (winnowWindow+shingleWords-1) quoted in a notice is caught.
+func TestCheckCatchesRunsOfLongText(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	ws := make([]string, 5000)
+	for i := range ws {
+		ws[i] = randWord(r, 3+r.IntN(5), "abcdefghijklmnopqrstuvwxyz")
+	}
+	m := newManifest()
+	m.addText(newHasher(), strings.Join(ws, " "))
+	shingles := len(ws) - shingleWords + 1
+	if len(m.texts) == 0 || len(m.texts)*2 > shingles {
+		t.Fatalf("kept %d of %d shingles", len(m.texts), shingles)
+	}
+	m.notices["n.eml"] = regulatorKey
+	c := newChecker(m)
+	run := winnowWindow + shingleWords - 1
+	for off := 0; off+run <= len(ws); off += 97 {
+		eml := buildEML(emlSpec{From: mail.Address{Address: "a@b.example"}, Subject: "s", MessageID: "<x@y>", Lang: "en",
+			Text: "Dear customer,\nquote: " + strings.Join(ws[off:off+run], " ") + "\nend\n", HTML: "<p>x</p>"})
+		if got := c.checkMessage(eml, regulatorKey); len(got) != 1 || !strings.Contains(got[0], "logged text") {
+			t.Fatalf("offset %d: %v", off, got)
+		}
 	}
 }
