@@ -1,6 +1,7 @@
 -- Report prompt-length series of the in-scope models ($1): every trigger, and all other requests or, above $2 points, a 1-in-N hash sample of about $2 of them plus the shortest and longest in each of $3 time slices.
 -- args: ['glm-5.3'], 1000, 500
-WITH scope AS (
+-- scope and others are materialized: each is read several times below.
+WITH scope AS MATERIALIZED (
     SELECT r.row_id, r.ts, r.prompt_tokens, a.row_id IS NOT NULL AS is_trigger
     FROM requests r LEFT JOIN affected_requests a ON a.row_id = r.row_id
     WHERE list_contains(CAST($1 AS VARCHAR[]), r.model)
@@ -8,7 +9,7 @@ WITH scope AS (
     SELECT count(*) AS total, min(epoch_us(ts)) AS lo, max(epoch_us(ts)) AS hi,
            greatest(1, count(*) // $2) AS stride
     FROM scope
-), others AS (
+), others AS MATERIALIZED (
     SELECT s.*, CAST(floor((epoch_us(s.ts) - n.lo) * CAST($3 AS DOUBLE) / greatest(n.hi - n.lo + 1, 1)) AS BIGINT) AS slice
     FROM scope s, n
     WHERE NOT s.is_trigger
