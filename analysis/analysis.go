@@ -72,7 +72,12 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 	if err != nil {
 		return nil, fmt.Errorf("analysis: %w", err)
 	}
-	defer conn.Close()
+	defer func() {
+		// Discard the connection rather than pool it: its temp tables (the
+		// pairs run to millions of rows) die with it, not with the process.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+		conn.Close()
+	}()
 	exec := func(name string, args ...any) error {
 		t := time.Now()
 		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {

@@ -233,3 +233,18 @@ func tenants(t *testing.T, db *sql.DB) []string {
 	}
 	return out
 }
+
+// TestNoTempTablesLeft checks that Run leaves no temporary table behind on
+// the pooled connections (they hold millions of rows at scale).
+func TestNoTempTablesLeft(t *testing.T) {
+	db := newCase(t, []req{{id: "T", ts: 1, end: 2, tenant: "t", prompt: 20, decode: "d1"}})
+	db.SetMaxOpenConns(1)
+	runCase(t, db, testIncident(t, 10, 100, "  allocator: sorted", ""))
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM duckdb_tables() WHERE temporary`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d temporary tables left after Run", n)
+	}
+}
