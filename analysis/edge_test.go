@@ -33,6 +33,10 @@ func TestEdgeCases(t *testing.T) {
 				{id: "ok200", ts: 50, end: 51, tenant: "t-ok", prompt: 101, status: 200},
 				{id: "last", ts: 3599.999999, end: 3600, tenant: "t-last", prompt: 101, status: 201},
 				{id: "wend", ts: 3600, end: 3601, tenant: "t-we", prompt: 101},
+				// After the fix: over-long requests are rejected (4xx) and
+				// hold nothing; a later huge served one is out of the window.
+				{id: "rej-after-fix", ts: 3700, end: 3700.1, tenant: "t-raf", prompt: 5000000, status: 400},
+				{id: "huge-after-fix", ts: 3710, end: 3711, tenant: "t-haf", prompt: 900, status: 200},
 			},
 			prefill: 100, decode: 1000,
 			wantTriggers: []string{"w0 unknown=NULL cap=100", "nostatus unknown=NULL cap=100", "ok200 unknown=NULL cap=100", "last unknown=NULL cap=100"},
