@@ -226,6 +226,7 @@ func TestEveryFormatLoadsTheSameRows(t *testing.T) {
 		"csv":           writeFile(t, filepath.Join(dir, "csv", "log.csv"), csvSample),
 		"csv.gz":        writeFile(t, filepath.Join(dir, "csvgz", "log.csv.gz"), csvSample),
 		"parquet":       writeParquet(t, plain, filepath.Join(dir, "log.parquet")),
+		"jsonl bom":     writeFile(t, filepath.Join(dir, "bom", "log.jsonl"), "\xef\xbb\xbf"+jsonl(sampleRows...)),
 		"jsonl crlf":    writeFile(t, filepath.Join(dir, "crlf", "log.jsonl"), strings.ReplaceAll(jsonl(sampleRows...), "\n", "\r\n")),
 		"jsonl no \\n":  writeFile(t, filepath.Join(dir, "nonl", "log.jsonl"), strings.TrimSuffix(jsonl(sampleRows...), "\n")),
 		"epoch numbers": "",
@@ -892,5 +893,39 @@ func TestProgressBar(t *testing.T) {
 	var none bytes.Buffer
 	if _, err := Run(context.Background(), openCase(t), nil, []string{good}, Options{}); err != nil || none.Len() != 0 {
 		t.Errorf("quiet run wrote %q (%v)", none.String(), err)
+	}
+}
+
+// TestParquetChecked: a Parquet file with a bad row, bigger than the
+// appender's chunks, through the checked path on a pool of one connection.
+func TestParquetChecked(t *testing.T) {
+	dir := t.TempDir()
+	var rows []rec
+	for i := 1; i <= 20000; i++ {
+		r := row(fmt.Sprintf("q%d", i), "2026-09-01T10:00:00Z", i)
+		if i == 12345 {
+			r["tenant_id"] = ""
+		}
+		rows = append(rows, r)
+	}
+	src := writeFile(t, filepath.Join(dir, "rows.jsonl"), jsonl(rows...))
+	p := writeParquet(t, src, filepath.Join(dir, "rows.parquet"))
+	db := openCase(t)
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, db, nil, []string{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReconciled(t, db, res)
+	if res.Loaded != 19999 || res.Rejected != 1 {
+		t.Errorf("loaded %d rejected %d", res.Loaded, res.Rejected)
+	}
+	if n := count(t, db, `SELECT count(*) FROM rejected_rows WHERE line = 12345 AND reason = 'tenant_id: missing' AND raw LIKE '%"request_id":"q12345"%'`); n != 1 {
+		t.Error("the bad Parquet row is not kept with its row number and content")
+	}
+	if n := count(t, db, `SELECT count(*) FROM requests WHERE request_id <> 'q' || line`); n != 0 {
+		t.Errorf("%d rows with a wrong row number", n)
 	}
 }

@@ -235,7 +235,7 @@ func (l *loader) checked(ctx context.Context) error {
 			s.stage.Close()
 			return fmt.Errorf("rejected_rows appender: %w", err)
 		}
-		rerr := l.read(ctx, s, inst)
+		rerr := l.read(ctx, s, inst, conn)
 		e1, e2 := s.stage.Close(), s.rejects.Close()
 		return errors.Join(rerr, e1, e2)
 	})
@@ -253,9 +253,9 @@ func (l *loader) checked(ctx context.Context) error {
 }
 
 // read runs the source that fits the file's format and layout.
-func (l *loader) read(ctx context.Context, s sink, inst fileInstance) error {
+func (l *loader) read(ctx context.Context, s sink, inst fileInstance, dc driver.Conn) error {
 	if l.fi.format == formatParquet {
-		err := readParquet(ctx, l.db, l.fi.path, l.m, inst, s)
+		err := readParquet(ctx, dc, l.fi.path, l.m, inst, s)
 		l.prog.add(l.fi.size)
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
+	"database/sql/driver"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -72,6 +72,9 @@ func readJSONL(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, 
 		}
 		if line%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if line == 1 {
+			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
 		}
 		if isBlank(b) {
 			continue
@@ -397,26 +400,27 @@ func csvHeader(head []byte) ([]string, error) {
 
 // readParquet reads a Parquet file through DuckDB's reader; a row's line is
 // its 1-based row number in the file, and its raw text is the row as JSON.
-// It reads on a connection of its own (db), since the load's connection is
-// busy appending while this result streams.
-func readParquet(ctx context.Context, conn *sql.DB, path string, m *Mapping, inst fileInstance, s sink) error {
-	rows, err := conn.QueryContext(ctx, "SELECT * FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number", path)
+// It queries the load's own driver connection (the one the appenders use,
+// inside the file's transaction), so a pool of one connection serves.
+func readParquet(ctx context.Context, dc driver.Conn, path string, m *Mapping, inst fileInstance, s sink) error {
+	q, ok := dc.(driver.QueryerContext)
+	if !ok {
+		return errors.New("parquet: the driver cannot query")
+	}
+	rows, err := q.QueryContext(ctx, "SELECT * FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number",
+		[]driver.NamedValue{{Ordinal: 1, Value: path}})
 	if err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
+	cols := rows.Columns()
+	vals := make([]driver.Value, len(cols))
+	for {
+		if err := rows.Next(vals); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("parquet: %w", err)
 		}
 		obj := make(map[string]any, len(cols))
 		var line int64
@@ -439,7 +443,6 @@ func readParquet(ctx context.Context, conn *sql.DB, path string, m *Mapping, ins
 			return err
 		}
 	}
-	return rows.Err()
 }
 
 // normaliseDuck turns DuckDB scan values into what lookup and the converters
