@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ type replayOutput struct {
 	instances                   int
 	queryTime, readTime         time.Duration // first batch, last batch (since the query started)
 	workerTime                  time.Duration // the replay itself, summed over instances
+	err                         error
 }
 
 // withArrow runs f with the DuckDB Arrow API of conn's driver connection.
@@ -102,6 +104,9 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 				t := time.Now()
 				res := replayOne(j.in, policy)
 				mu.Lock()
+				if res.err != nil && out.err == nil {
+					out.err = fmt.Errorf("analysis: replay of %s: %w", j.name, res.err)
+				}
 				out.workerTime += time.Since(t)
 				out.warnings += res.warnings
 				out.shrinks += res.shrinks
@@ -134,6 +139,9 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	flush := func() error {
 		if !have {
 			return nil
+		}
+		if len(in.rows) > math.MaxInt32 {
+			return fmt.Errorf("analysis: %s has %d replayable rows, beyond the replay's %d", cur, len(in.rows), math.MaxInt32)
 		}
 		in.relOrder = make([]int32, len(in.rows))
 		for i, s := range relSeqs {
@@ -198,6 +206,9 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	wg.Wait()
 	if err != nil {
 		return nil, err
+	}
+	if out.err != nil {
+		return nil, out.err
 	}
 	return out, nil
 }

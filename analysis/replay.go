@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/leakmap/leakmap/incident"
@@ -14,21 +15,29 @@ import (
 // pools millions of slots. Every slot is, at any time, in exactly one of the
 // free list, the release list (policy sorted) or a request's held list, and
 // it travels there inside a run [s,e) that also carries the slot's owner:
-// the last request that wrote it (unknownOwner when never written since the
-// log began). Ownership therefore needs no separate map: a normal request
+// the last request that wrote it (its index in the instance's rows), or
+// unknownOwner when never written since the log began. Ownership therefore needs no separate map: a normal request
 // relabels the runs it takes, a trigger relabels only its first
 // 1+completion_tokens slots, and the labels of the rest are its sources.
 
-const unknownOwner = -1
+const unknownOwner int32 = -1
 
-// slotRun is the slots [s,e), all last written by owner (a requests.row_id,
-// or unknownOwner).
+// slot is a slot index. 32 bits keep a run at 12 bytes: the fifo and lifo
+// free lists hold hundreds of thousands of runs and every allocation moves
+// some, so the replay is bound by memory bandwidth. A pool is at most
+// maxPool slots (4 billion tokens of KV cache: far beyond any machine).
+type slot = uint32
+
+const maxPool = 1<<32 - 1
+
+// slotRun is the slots [s,e), all last written by owner: the index of a
+// row of the instance (its allocation order), or unknownOwner.
 type slotRun struct {
-	s, e  int64
-	owner int64
+	s, e  slot
+	owner int32
 }
 
-func (r slotRun) len() int64 { return r.e - r.s }
+func (r slotRun) len() int64 { return int64(r.e - r.s) }
 
 // replayRow is one replayable request on one decode instance.
 type replayRow struct {
@@ -68,6 +77,7 @@ type sourceSlots struct {
 type replayResult struct {
 	triggers []triggerSlots
 	warnings int64 // allocations larger than the free slots
+	err      error
 	shrinks  int64 // capacity rows that would shrink the pool (ignored)
 }
 
@@ -96,7 +106,7 @@ func (d *runDeque) pushBack(r slotRun) {
 	if r.e <= r.s {
 		return
 	}
-	d.totalSlots += r.e - r.s
+	d.totalSlots += r.len()
 	if d.n > 0 { // coalesce: same owner, index-adjacent, adjacent in the list
 		if b := &d.buf[(d.head+d.n-1)&d.mask]; b.e == r.s && b.owner == r.owner {
 			b.e = r.e
@@ -114,7 +124,7 @@ func (d *runDeque) pushFront(r slotRun) {
 	if r.e <= r.s {
 		return
 	}
-	d.totalSlots += r.e - r.s
+	d.totalSlots += r.len()
 	if d.n > 0 {
 		if f := &d.buf[d.head]; r.e == f.s && f.owner == r.owner {
 			f.s = r.s
@@ -129,21 +139,73 @@ func (d *runDeque) pushFront(r slotRun) {
 	d.n++
 }
 
+// reserve makes room for k more runs.
+func (d *runDeque) reserve(k int) {
+	for d.n+k > len(d.buf) {
+		d.grow()
+	}
+}
+
+// pushBackAll appends runs (already coalesced among themselves) in order:
+// one or two block copies instead of a push per run.
+func (d *runDeque) pushBackAll(runs []slotRun, slots int64) {
+	if len(runs) == 0 {
+		return
+	}
+	if d.n > 0 {
+		if b := &d.buf[(d.head+d.n-1)&d.mask]; b.e == runs[0].s && b.owner == runs[0].owner {
+			b.e = runs[0].e
+			d.totalSlots += runs[0].len()
+			slots -= runs[0].len()
+			runs = runs[1:]
+		}
+	}
+	d.reserve(len(runs))
+	d.totalSlots += slots
+	tail := (d.head + d.n) & d.mask
+	c := copy(d.buf[tail:], runs)
+	copy(d.buf, runs[c:])
+	d.n += len(runs)
+}
+
+// pushFrontAll puts runs (already coalesced among themselves) at the front,
+// runs[0] first.
+func (d *runDeque) pushFrontAll(runs []slotRun, slots int64) {
+	if len(runs) == 0 {
+		return
+	}
+	if d.n > 0 {
+		last := runs[len(runs)-1]
+		if f := &d.buf[d.head]; last.e == f.s && last.owner == f.owner {
+			f.s = last.s
+			d.totalSlots += last.len()
+			slots -= last.len()
+			runs = runs[:len(runs)-1]
+		}
+	}
+	d.reserve(len(runs))
+	d.totalSlots += slots
+	d.head = (d.head - len(runs)) & d.mask
+	c := copy(d.buf[d.head:], runs)
+	copy(d.buf, runs[c:])
+	d.n += len(runs)
+}
+
 // take removes up to n slots from the front, appending them to dst in order
 // (relabelled as owner when owner >= 0, coalescing index-adjacent runs). It
 // returns dst and how many slots were missing.
-func (d *runDeque) take(n int64, owner int64, dst []slotRun) ([]slotRun, int64) {
+func (d *runDeque) take(n int64, owner int32, dst []slotRun) ([]slotRun, int64) {
 	for n > 0 && d.n > 0 {
 		f := &d.buf[d.head]
 		r := *f
-		if l := r.e - r.s; l <= n {
+		if l := r.len(); l <= n {
 			n -= l
 			d.totalSlots -= l
 			d.head = (d.head + 1) & d.mask
 			d.n--
 		} else {
-			r.e = r.s + n
-			f.s += n
+			r.e = r.s + slot(n)
+			f.s += slot(n)
 			d.totalSlots -= n
 			n = 0
 		}
@@ -184,21 +246,30 @@ func appendRun(runs []slotRun, r slotRun) []slotRun {
 // replayOne replays one decode instance under policy (sorted, fifo, lifo).
 func replayOne(in instanceReplay, policy string) replayResult {
 	var (
-		res      replayResult
-		free     runDeque
-		released []slotRun // the release list of policy sorted
-		held     = make([][]slotRun, len(in.rows))
-		taken    []slotRun // scratch
-		pool     = in.pool
+		res       replayResult
+		free      runDeque
+		released  []slotRun // the release list of policy sorted
+		held      = make([][]slotRun, len(in.rows))
+		heldSlots = make([]int64, len(in.rows))
+		taken     []slotRun // scratch
+		pool      = in.pool
 	)
-	free.pushBack(slotRun{0, pool, unknownOwner})
+	for _, g := range in.growth {
+		pool = max(pool, g.pool)
+	}
+	if pool > maxPool {
+		res.err = fmt.Errorf("a decode pool of %d slots is beyond the replay's %d", pool, int64(maxPool))
+		return res
+	}
+	pool = in.pool
+	free.pushBack(slotRun{0, slot(pool), unknownOwner})
 
 	growTo := func(p int64) {
 		if p < pool {
 			res.shrinks++ // slots cannot be taken back from their holders: keep them
 			return
 		}
-		free.pushBack(slotRun{pool, p, unknownOwner})
+		free.pushBack(slotRun{slot(pool), slot(p), unknownOwner})
 		pool = p
 	}
 	var spare [][]slotRun // released held lists, reused: no garbage per request
@@ -210,13 +281,9 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		}
 		switch policy {
 		case incident.AllocFIFO:
-			for _, r := range runs {
-				free.pushBack(r)
-			}
-		case incident.AllocLIFO:
-			for k := len(runs) - 1; k >= 0; k-- { // the first held ends up at the front
-				free.pushFront(runs[k])
-			}
+			free.pushBackAll(runs, heldSlots[i])
+		case incident.AllocLIFO: // the first held ends up at the front
+			free.pushFrontAll(runs, heldSlots[i])
 		default: // sorted
 			released = append(released, runs...)
 		}
@@ -230,7 +297,7 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		if policy != incident.AllocFIFO && policy != incident.AllocLIFO && free.totalSlots < row.slots && len(released) > 0 {
 			// sorted: merge the release list into the free list, by slot index.
 			all := free.drain(released)
-			slices.SortFunc(all, func(a, b slotRun) int { return cmpInt64(a.s, b.s) })
+			slices.SortFunc(all, func(a, b slotRun) int { return cmpInt64(int64(a.s), int64(b.s)) })
 			for _, r := range all {
 				free.pushBack(r)
 			}
@@ -242,11 +309,11 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		}
 		var short int64
 		if row.overwrite < 0 {
-			mine, short = free.take(row.slots, row.rowID, mine)
+			mine, short = free.take(row.slots, int32(i), mine)
 			if short > 0 {
 				res.warnings++
 			}
-			held[i] = mine
+			held[i], heldSlots[i] = mine, row.slots-short
 			return
 		}
 		taken, short = free.take(row.slots, -1, taken[:0])
@@ -257,16 +324,16 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		// their owners, who are its sources and stay their owners.
 		ts := triggerSlots{rowID: row.rowID}
 		left := row.overwrite
-		bySource := map[int64]int64{}
+		bySource := map[int32]int64{}
 		// Runs of one owner often follow each other: add them up before
 		// touching the map.
-		lastOwner, lastSlots := int64(unknownOwner), int64(0)
+		lastOwner, lastSlots := unknownOwner, int64(0)
 		for _, r := range taken {
 			if left > 0 {
 				w := min(left, r.len())
-				mine = appendRun(mine, slotRun{r.s, r.s + w, row.rowID})
+				mine = appendRun(mine, slotRun{r.s, r.s + slot(w), int32(i)})
 				left -= w
-				r.s += w
+				r.s += slot(w)
 				if r.len() == 0 {
 					continue
 				}
@@ -286,12 +353,12 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		if lastSlots > 0 {
 			bySource[lastOwner] += lastSlots
 		}
-		for id, n := range bySource {
-			ts.sources = append(ts.sources, sourceSlots{id, n})
+		for idx, n := range bySource {
+			ts.sources = append(ts.sources, sourceSlots{in.rows[idx].rowID, n})
 		}
 		slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmpInt64(a.rowID, b.rowID) })
 		res.triggers = append(res.triggers, ts)
-		held[i] = mine
+		held[i], heldSlots[i] = mine, row.slots-short
 	}
 
 	// Merge the three event streams. At equal times: pool growth, then
