@@ -248,3 +248,26 @@ func TestNoTempTablesLeft(t *testing.T) {
 		t.Errorf("%d temporary tables left after Run", n)
 	}
 }
+
+// TestEmptyCase: a case with no request analyses to empty outputs (with
+// their headers), in both contamination models.
+func TestEmptyCase(t *testing.T) {
+	for _, model := range []string{"replay", "residency"} {
+		db := newCase(t, nil)
+		sum := runCase(t, db, testIncident(t, 10, 100, "  model: "+model, ""))
+		if sum.Triggers != 0 || sum.ReplayedRequests != 0 || len(exposureLines(t, db, false)) != 0 {
+			t.Errorf("%s: summary %+v", model, sum)
+		}
+		dir := t.TempDir()
+		if err := WriteCSV(context.Background(), db, dir); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "tenants.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(b), "tenant_id,role,strongest_tier,affected_requests,exposed_requests,first_ts,last_ts\n"; got != want {
+			t.Errorf("%s: tenants.csv = %q, want %q", model, got, want)
+		}
+	}
+}
