@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
@@ -51,14 +50,9 @@ byte-identical files. Exits 4 when a notice is blocked.`,
 			if err != nil {
 				return err
 			}
-			asOf := time.Now().UTC()
-			switch {
-			case asOfFlag != "":
-				if asOf, err = incident.ParseTime(asOfFlag); err != nil {
-					return errs.Usage("--as-of: %w", err)
-				}
-			case inc.AsOf != nil:
-				asOf = *inc.AsOf
+			asOf, err := resolveAsOf(asOfFlag, inc)
+			if err != nil {
+				return err
 			}
 			dir, err := notify.LoadDirectory(tenantsPath)
 			if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
@@ -42,16 +41,9 @@ give byte-identical files.`,
 			if err != nil {
 				return err
 			}
-			asOf := time.Now().UTC().Truncate(time.Second)
-			switch {
-			case asOfFlag != "":
-				t, err := incident.ParseTime(asOfFlag)
-				if err != nil {
-					return errs.Usage("--as-of: %w", err)
-				}
-				asOf = t
-			case inc.AsOf != nil:
-				asOf = *inc.AsOf
+			asOf, err := resolveAsOf(asOfFlag, inc)
+			if err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			db, err := casedb.Open(ctx, dbPath)
