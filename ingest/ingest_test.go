@@ -677,6 +677,23 @@ func TestFastPathKeepsLineNumbers(t *testing.T) {
 			}
 		})
 	}
+	// Lines numbered out of order (a parallel reader) are numbered again
+	// from the insertion order.
+	testHookScramble = func(conn *sql.Conn, fileID int64) {
+		if _, err := conn.ExecContext(context.Background(), `UPDATE requests SET line = 7, row_id = 7 WHERE file_id = ?`, fileID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { testHookScramble = nil }()
+	db := openCase(t)
+	q := writeFile(t, filepath.Join(t.TempDir(), "scrambled.jsonl"), b.String())
+	res := run(t, db, []string{q}, Options{})
+	if res.Loaded != n {
+		t.Fatalf("loaded %d", res.Loaded)
+	}
+	if bad := count(t, db, `SELECT count(*) FROM requests WHERE request_id <> 'L' || line OR row_id <> (file_id << 32) + line`); bad != 0 {
+		t.Errorf("renumbering: %d rows with a wrong line", bad)
+	}
 }
 
 // TestCancelLeavesConsistentCaseAndRerunFinishes: Ctrl-C in the middle of a
@@ -835,6 +852,8 @@ func TestFastAndCheckedPathsAgree(t *testing.T) {
 		`{"request_id":"v4","ts":"2026-09-01","tenant_id":"t\u00e9 \"q\" \\ \n","model":"m","prompt_tokens":5,"prompt_text":"日本語 ✓","response_text":"","extra":{"x":[1,2]}}`,
 		`{"request_id":"v5","ts":"2026-09-01T10:00:00-00:30","tenant_id":"t","model":"m","prompt_tokens":0,"status":null,"end_ts":null}`,
 		`{"ts":"2026-09-01T10:00:00Z","request_id":"v6","model":"m","tenant_id":"t","prompt_tokens":9007199254740993}`,
+		`{"request_id":"v7","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":5,"prompt_text":"[INST] hi [/INST]","decode_instance":"[d1]"}`,
+		`{"request_id":"v8","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":5,"prompt_text":["a","b"],"response_text":true}`,
 	}
 	clean := strings.Join(lines, "\n") + "\n"
 	dir := t.TempDir()

@@ -19,6 +19,10 @@ import (
 // testHookBeforeCommit lets tests interrupt a load at its last moment.
 var testHookBeforeCommit func(path string)
 
+// testHookScramble lets tests spoil a fast load's numbering, as a parallel
+// reader would, to exercise the renumbering.
+var testHookScramble func(conn *sql.Conn, fileID int64)
+
 // maxLine keeps row_id = file_id << 32 | line unique.
 const maxLine = 1<<32 - 1
 
@@ -165,7 +169,23 @@ func (l *loader) fast(ctx context.Context) (bool, error) {
 	checked := make(chan lineCheck, 1)
 	go func() { checked <- checkLines(cctx, l.fi.path, l.fi.compression, l.prog) }()
 	comp := map[string]string{compNone: "uncompressed", compGzip: "gzip", compZstd: "zstd"}[l.fi.compression]
+	if _, err := l.exec(ctx, "ingest_0_seq"); err != nil {
+		return false, err
+	}
+	// One DuckDB thread numbers lines in file order, so no renumbering
+	// (an UPDATE of every row) is needed; a gzip file is read by one
+	// thread anyway. The setting is the database's: restored right after.
+	var threads int64
+	if err := l.conn.QueryRowContext(ctx, "SELECT current_setting('threads')").Scan(&threads); err != nil {
+		return false, err
+	}
+	if _, err := l.conn.ExecContext(ctx, "SET threads = 1"); err != nil {
+		return false, err
+	}
 	n, err := l.exec(ctx, "ingest_fast_jsonl", l.fileID, l.fi.path, comp)
+	if _, rerr := l.conn.ExecContext(context.Background(), fmt.Sprintf("SET threads = %d", threads)); rerr != nil && err == nil {
+		err = rerr
+	}
 	if err != nil {
 		cancel()
 	}
@@ -177,12 +197,22 @@ func (l *loader) fast(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	var count, first, last int64
-	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_fast_check"), l.fileID).Scan(&count, &first, &last); err != nil {
+	var numbered bool
+	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_fast_check"), l.fileID).Scan(&count, &first, &last, &numbered); err != nil {
 		return false, err
 	}
 	if count != n || last-first+1 != n {
 		return false, nil
 	}
+	if testHookScramble != nil {
+		testHookScramble(l.conn, l.fileID)
+		numbered = false
+	}
+	if numbered {
+		return true, l.finish(ctx, n, n, 0, 0, nil)
+	}
+	// The reader ran in parallel: number again from the insertion order.
+	l.logger.Debug("renumbering from insertion order", "file", l.fi.path)
 	return true, l.finish(ctx, n, n, 0, 0, &first)
 }
 

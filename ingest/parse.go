@@ -176,8 +176,14 @@ func convertField(field string, src any, m *Mapping) (any, error) {
 			return int32(n), nil
 		}
 		return n, nil
-	default:
+	case "request_id", "tenant_id", "model":
 		s, err := toString(src)
+		if err != nil || s == "" {
+			return nil, err
+		}
+		return s, nil
+	default:
+		s, err := toText(src)
 		if err != nil || s == "" {
 			return nil, err
 		}
@@ -202,9 +208,26 @@ func toString(v any) (string, error) {
 		return strconv.Itoa(x), nil
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case bool:
+		return strconv.FormatBool(x), nil // as DuckDB's reader gives it
 	default:
 		return "", errors.New("not a string")
 	}
+}
+
+// toText is toString for optional text fields, which also take a JSON
+// object or array as its JSON text, as DuckDB's reader does: a prompt logged
+// as a message list stays loaded.
+func toText(v any) (string, error) {
+	switch v.(type) {
+	case map[string]any, []any:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", errors.New("not a string")
+		}
+		return string(b), nil
+	}
+	return toString(v)
 }
 
 // toInt accepts integers written as JSON numbers or strings, including an
