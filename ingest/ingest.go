@@ -167,7 +167,7 @@ func loadOne(ctx context.Context, db *sql.DB, logger *slog.Logger, fi *fileInfo,
 		return fr, err
 	}
 	defer conn.Close()
-	l := &loader{db: db, conn: conn, logger: logger, fi: fi, m: m, prog: prog, res: fr}
+	l := &loader{conn: conn, logger: logger, fi: fi, m: m, prog: prog, res: fr}
 	if err := l.load(ctx); err != nil {
 		return fr, err
 	}

@@ -28,7 +28,6 @@ const maxLine = 1<<32 - 1
 
 // loader loads one file in one transaction on its own connection.
 type loader struct {
-	db     *sql.DB
 	conn   *sql.Conn
 	logger *slog.Logger
 	fi     *fileInfo
