@@ -404,27 +404,41 @@ func TestDuplicatesAndConflicts(t *testing.T) {
 	if strings.Join(got, ";") != strings.Join(want, ";") {
 		t.Errorf("conflicts %v, want %v", got, want)
 	}
+	// A small file against a bigger case (the per-file search): one
+	// duplicate, one conflict.
+	p3 := writeFile(t, filepath.Join(dir, "req.2.jsonl.zst"), jsonl(c, row("r3", "2026-09-01T10:00:02Z", 301)))
+	res = run(t, db, []string{p3}, Options{})
+	if f := res.Files[0]; f.Read != 2 || f.Loaded != 1 || f.Duplicates != 1 || f.Conflicts != 1 {
+		t.Errorf("part 3: %+v", f)
+	}
+	if n := count(t, db, `SELECT count(*) FROM requests`); n != 5 {
+		t.Errorf("%d requests, want 5", n)
+	}
 }
 
-// TestHashCollisionLosesNothing: a row whose 64-bit hash equals an existing
-// row's, with other values, is loaded: equality is checked on the values.
+// TestHashCollisionLosesNothing: a row whose 64-bit hash equals a row
+// already in the case, with the same request_id but another value, is
+// loaded (and is a conflict): equality is checked on the values.
 func TestHashCollisionLosesNothing(t *testing.T) {
 	db := openCase(t)
 	p := writeFile(t, filepath.Join(t.TempDir(), "x.jsonl"), jsonl(row("c1", "2026-09-01T10:00:00Z", 5)))
-	// Forge a row in the case with the hash the file's row will get.
-	if _, err := db.Exec(`INSERT INTO requests SELECT 1, 'forged', TIMESTAMPTZ '2026-01-01 00:00:00Z', NULL, 'tx', 'm', 1, NULL, NULL, NULL, NULL, NULL, NULL,
+	// Forge a row in the case: same request_id, other prompt_tokens, and
+	// the hash the file's row will get.
+	if _, err := db.Exec(`INSERT INTO requests SELECT 1, 'c1', TIMESTAMPTZ '2026-09-01 10:00:00Z', NULL, 't-c1', 'glm-5.3', 999, 7, 200, 'p1', 'd1', NULL, NULL,
 	    hash('c1', TIMESTAMPTZ '2026-09-01 10:00:00Z', NULL::TIMESTAMPTZ, 't-c1', 'glm-5.3', 5::BIGINT, 7::BIGINT, 200::INTEGER, 'p1', 'd1', NULL::VARCHAR, NULL::VARCHAR), 0, 1`); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(t, db, `SELECT count(*) FROM requests a, requests b WHERE a.request_id = 'forged' AND b.request_id = 'forged'`); n != 1 {
-		t.Fatal("setup")
-	}
 	res := run(t, db, []string{p}, Options{})
-	if res.Loaded != 1 || res.Duplicates != 0 {
-		t.Errorf("loaded %d duplicates %d, want 1 0", res.Loaded, res.Duplicates)
+	if res.Loaded != 1 || res.Duplicates != 0 || res.Conflicts != 1 {
+		t.Errorf("loaded %d duplicates %d conflicts %d, want 1 0 1", res.Loaded, res.Duplicates, res.Conflicts)
 	}
 	if n := count(t, db, `SELECT count(DISTINCT row_hash) FROM requests`); n != 1 {
 		t.Errorf("the forged row does not share the hash (%d hashes): the test proves nothing", n)
+	}
+	// The same line again in another file is a true duplicate.
+	q := writeFile(t, filepath.Join(t.TempDir(), "y.jsonl"), jsonl(row("c1", "2026-09-01T12:00:00+02:00", 5))+"\n")
+	if res := run(t, db, []string{q}, Options{}); res.Duplicates != 1 || res.Loaded != 0 {
+		t.Errorf("true duplicate: %+v", res)
 	}
 }
 
