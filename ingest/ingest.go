@@ -1,13 +1,28 @@
 // Package ingest loads request logs into a case database: the requests
 // table, the chain of custody (ingest_files) and the rows it could not load
 // (rejected_rows), losing nothing: every record read is loaded, rejected
-// with its file, line, reason and raw text, or counted as a duplicate of a
-// row already in the case.
+// with its file, line, reason and raw text, or counted as a duplicate, so
+// read = loaded + rejected + duplicates per file and in total.
 //
 // A clean canonical JSON Lines file (plain, gzip or zstd) goes through
 // DuckDB's own reader straight into requests; any other file, or one with a
 // line that reader refuses, is read record by record in Go (the checked
 // path), in its own transaction like every file.
+//
+// Where a row came from: requests.line is the 1-based line of a JSON Lines
+// file (blank lines count, and are not rows), the physical line on which a
+// CSV record starts (the header is line 1), or the 1-based row number of a
+// Parquet file; row_id = file_id << 32 | line, unique across the case.
+//
+// A duplicate is a row equal, value for value (times as UTC instants), to a
+// row already in the case or earlier in the same file: it is counted, not
+// stored twice; a 64-bit hash only narrows the search. Two rows with one
+// request_id and other values are both kept: a conflict, listed by
+// queries/ingest_conflicts.sql and counted in FileResult.Conflicts.
+//
+// Layouts other than the canonical one are read through a Mapping: the
+// presets "engine" and "gateway" (see enginePreset, gatewayPreset) or a
+// user's YAML mapping file (see Mapping).
 package ingest
 
 import (

@@ -160,8 +160,10 @@ func checkLines(ctx context.Context, path, compression string, prog *progress) l
 // into requests. It reports false (the caller rolls back and takes the
 // checked path) when the file is not clean: a line the reader refuses, a
 // value the checked path would reject, a blank or odd line that would shift
-// line numbers. Lines are numbered from the insertion order, which is file
-// order, once duplicates are dropped (see finish).
+// line numbers. A sequence numbers the lines while DuckDB runs one thread
+// (one thread reads a compressed file anyway); if the numbers do not follow
+// the insertion order, which is file order, they are set again from it
+// after duplicates are dropped (see finish).
 func (l *loader) fast(ctx context.Context) (bool, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
