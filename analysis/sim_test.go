@@ -2,9 +2,7 @@ package analysis
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,39 +11,9 @@ import (
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/ingest"
+	"github.com/leakmap/leakmap/internal/csvtest"
 	"github.com/leakmap/leakmap/simulate"
 )
-
-// readCSV reads a CSV file with a header into maps.
-func readCSV(t *testing.T, path string) []map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var out []map[string]string
-	for _, r := range recs[1:] {
-		m := map[string]string{}
-		for i, h := range recs[0] {
-			m[h] = r[i]
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func column(rows []map[string]string, col string) []string {
-	var out []string
-	for _, r := range rows {
-		out = append(out, r[col])
-	}
-	return out
-}
 
 func set(xs []string) map[string]bool {
 	m := map[string]bool{}
@@ -121,16 +89,16 @@ func TestAgainstSimulation(t *testing.T) {
 }
 
 func checkAgainstTruth(t *testing.T, truthDir, outDir string, noise bool) {
-	tAff := readCSV(t, filepath.Join(truthDir, "affected_requests.csv"))
-	oAff := readCSV(t, filepath.Join(outDir, "affected_requests.csv"))
+	tAff := csvtest.Read(t, filepath.Join(truthDir, "affected_requests.csv"))
+	oAff := csvtest.Read(t, filepath.Join(outDir, "affected_requests.csv"))
 	if len(tAff) == 0 {
 		t.Fatal("the simulation has no trigger: nothing is tested")
 	}
-	equalLines(t, "affected requests", column(oAff, "request_id"), column(tAff, "request_id"))
-	equalLines(t, "recipient tenants", sortedKeys(set(column(oAff, "tenant_id"))), sortedKeys(set(column(tAff, "tenant_id"))))
+	equalLines(t, "affected requests", csvtest.Column(oAff, "request_id"), csvtest.Column(tAff, "request_id"))
+	equalLines(t, "recipient tenants", sortedKeys(set(csvtest.Column(oAff, "tenant_id"))), sortedKeys(set(csvtest.Column(tAff, "tenant_id"))))
 
-	tExp := readCSV(t, filepath.Join(truthDir, "exposures.csv"))
-	oExp := readCSV(t, filepath.Join(outDir, "exposures.csv"))
+	tExp := csvtest.Read(t, filepath.Join(truthDir, "exposures.csv"))
+	oExp := csvtest.Read(t, filepath.Join(outDir, "exposures.csv"))
 	pair := func(r map[string]string) string { return r["source_request_id"] + ">" + r["trigger_request_id"] }
 	found := map[string]map[string]string{}
 	confirmed := map[string]bool{}
@@ -182,7 +150,7 @@ func checkAgainstTruth(t *testing.T, truthDir, outDir string, noise bool) {
 		if len(oExp) != len(tExp) {
 			t.Errorf("noise-free: %d exposures, truth %d", len(oExp), len(tExp))
 		}
-		tUnk := readCSV(t, filepath.Join(truthDir, "unknown_slots.csv"))
+		tUnk := csvtest.Read(t, filepath.Join(truthDir, "unknown_slots.csv"))
 		want := map[string]string{}
 		for _, r := range tUnk {
 			want[r["trigger_request_id"]] = r["unknown_slots"]

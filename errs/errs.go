@@ -39,7 +39,7 @@ type kindError struct {
 	err  error
 }
 
-func (e *kindError) Error() string { return e.err.Error() }
+func (e *kindError) Error() string   { return e.err.Error() }
 func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
 // ExitCode maps any error to leakmap's exit status.

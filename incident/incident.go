@@ -101,10 +101,10 @@ type Notices struct {
 }
 
 type rawFile struct {
-	ID           string   `yaml:"id"`
-	Title        string   `yaml:"title"`
-	Models       []string `yaml:"models"`
-	Window       struct {
+	ID     string   `yaml:"id"`
+	Title  string   `yaml:"title"`
+	Models []string `yaml:"models"`
+	Window struct {
 		Start string `yaml:"start"`
 		End   string `yaml:"end"`
 	} `yaml:"window"`

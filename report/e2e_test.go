@@ -3,7 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
+	"github.com/leakmap/leakmap/internal/csvtest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -99,7 +99,7 @@ func TestSimulatedCase(t *testing.T) {
 	for _, r := range rows[1:] {
 		got = append(got, r[0])
 	}
-	truth := readCSVColumn(t, filepath.Join(dir, "truth", "affected_requests.csv"), "request_id")
+	truth := csvtest.ReadColumn(t, filepath.Join(dir, "truth", "affected_requests.csv"), "request_id")
 	sort.Strings(got)
 	sort.Strings(truth)
 	if !reflect.DeepEqual(got, truth) {
@@ -143,28 +143,4 @@ func TestSimulatedCase(t *testing.T) {
 			}
 		}
 	}
-}
-
-func readCSVColumn(t *testing.T, path, col string) []string {
-	t.Helper()
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	recs, err := csv.NewReader(fh).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := -1
-	for i, h := range recs[0] {
-		if h == col {
-			idx = i
-		}
-	}
-	var out []string
-	for _, r := range recs[1:] {
-		out = append(out, r[idx])
-	}
-	return out
 }

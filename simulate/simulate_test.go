@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/leakmap/leakmap/internal/csvtest"
 	"io"
 	"os"
 	"path/filepath"
@@ -121,28 +122,6 @@ func readLogs(t *testing.T, dir string) (rows []canon, damaged int, parts int, e
 	return rows, damaged, parts, empty
 }
 
-func readCSV(t *testing.T, path string) []map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	var out []map[string]string
-	for _, rec := range recs[1:] {
-		m := map[string]string{}
-		for i, c := range recs[0] {
-			m[c] = rec[i]
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 func smallConfig(alloc string, noise bool) Config {
 	c := DefaultConfig()
 	c.Requests = 3000
@@ -225,7 +204,7 @@ func TestTruthInvariants(t *testing.T) {
 			}
 
 			// Triggers are exactly the rows of DESIGN.md's definition.
-			truth := readCSV(t, filepath.Join(dir, "truth", "affected_requests.csv"))
+			truth := csvtest.Read(t, filepath.Join(dir, "truth", "affected_requests.csv"))
 			trig := map[string]bool{}
 			var lastTs string
 			for _, m := range truth {
@@ -275,7 +254,7 @@ func TestTruthInvariants(t *testing.T) {
 				t.Errorf("window's last trigger logged with decode instance %q (noise %t)", last.Decode, tc.noise)
 			}
 
-			edges := readCSV(t, filepath.Join(dir, "truth", "edge_cases.csv"))
+			edges := csvtest.Read(t, filepath.Join(dir, "truth", "edge_cases.csv"))
 			if len(edges) != len(specials) {
 				t.Errorf("edge_cases.csv has %d rows, want %d", len(edges), len(specials))
 			}
@@ -287,9 +266,9 @@ func TestTruthInvariants(t *testing.T) {
 
 			// Exposures: sources were served on the trigger's decode
 			// instance and had released before it started; slot counts add up.
-			exps := readCSV(t, filepath.Join(dir, "truth", "exposures.csv"))
+			exps := csvtest.Read(t, filepath.Join(dir, "truth", "exposures.csv"))
 			unknown := map[string]int64{}
-			for _, m := range readCSV(t, filepath.Join(dir, "truth", "unknown_slots.csv")) {
+			for _, m := range csvtest.Read(t, filepath.Join(dir, "truth", "unknown_slots.csv")) {
 				unknown[m["trigger_request_id"]], _ = strconv.ParseInt(m["unknown_slots"], 10, 64)
 			}
 			if len(unknown) != len(truth) {
@@ -361,7 +340,7 @@ func TestTruthInvariants(t *testing.T) {
 
 			// Tenant directory gaps.
 			dirTenants := map[string]map[string]string{}
-			for _, m := range readCSV(t, filepath.Join(dir, "tenants.csv")) {
+			for _, m := range csvtest.Read(t, filepath.Join(dir, "tenants.csv")) {
 				dirTenants[m["tenant_id"]] = m
 			}
 			recips := map[string]bool{}

@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
+	"github.com/leakmap/leakmap/internal/csvtest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -57,8 +57,8 @@ func TestDemoEndToEndDeterministic(t *testing.T) {
 		}
 	}
 
-	got := csvColumn(t, filepath.Join(dirs[0], "affected_requests.csv"), "request_id")
-	want := csvColumn(t, filepath.Join(dirs[0], "simulated", "truth", "affected_requests.csv"), "request_id")
+	got := csvtest.ReadColumn(t, filepath.Join(dirs[0], "affected_requests.csv"), "request_id")
+	want := csvtest.ReadColumn(t, filepath.Join(dirs[0], "simulated", "truth", "affected_requests.csv"), "request_id")
 	if strings.Join(sorted(got), ",") != strings.Join(sorted(want), ",") {
 		t.Errorf("affected requests differ from the simulator's truth:\n got %v\nwant %v", got, want)
 	}
@@ -86,33 +86,6 @@ func outputFiles(t *testing.T, dir string) map[string][]byte {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	return out
-}
-
-func csvColumn(t *testing.T, path, column string) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := -1
-	for i, h := range recs[0] {
-		if h == column {
-			col = i
-		}
-	}
-	if col < 0 {
-		t.Fatalf("%s: no column %s", path, column)
-	}
-	var out []string
-	for _, r := range recs[1:] {
-		out = append(out, r[col])
 	}
 	return out
 }
