@@ -54,11 +54,20 @@ func runDemo(cmd *cobra.Command, g *globalOptions, opts demoOptions) error {
 	}
 	w := g.stdout
 	fmt.Fprintf(w, "\nWhere to look:\n")
-	fmt.Fprintf(w, "  %-28s the provider's case report (open in a browser)\n", filepath.Join(s.out, "report.html"))
-	fmt.Fprintf(w, "  %-28s the same, with the Regulator sheet to file\n", filepath.Join(s.out, "report.xlsx"))
-	fmt.Fprintf(w, "  %-28s who may have received or leaked data\n", filepath.Join(s.out, "tenants.csv"))
-	fmt.Fprintf(w, "  %-28s every exposure with its tier and evidence\n", filepath.Join(s.out, "exposures.csv"))
-	fmt.Fprintf(w, "  %-28s one .eml per notice; send with 'leakmap notify send'\n", filepath.Join(s.out, "outbox")+"/")
-	fmt.Fprintf(w, "  %-28s the simulator's ground truth, to compare\n", filepath.Join(simDir, "truth")+"/")
+	look := [][2]string{
+		{filepath.Join(s.out, "report.html"), "the provider's case report (open in a browser)"},
+		{filepath.Join(s.out, "report.xlsx"), "the same, with the Regulator sheet to file"},
+		{filepath.Join(s.out, "tenants.csv"), "who may have received or leaked data"},
+		{filepath.Join(s.out, "exposures.csv"), "every exposure with its tier and evidence"},
+		{filepath.Join(s.out, "outbox") + "/", "one .eml per notice; send with 'leakmap notify send'"},
+		{filepath.Join(simDir, "truth") + "/", "the simulator's ground truth, to compare"},
+	}
+	width := 0
+	for _, l := range look {
+		width = max(width, len(l[0]))
+	}
+	for _, l := range look {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
+	}
 	return nil
 }
