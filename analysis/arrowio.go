@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"github.com/leakmap/leakmap/casedb"
 	"math"
 	"slices"
 	"strings"
@@ -39,21 +40,6 @@ type replayOutput struct {
 	queryTime, readTime         time.Duration // first batch, last batch (since the query started)
 	workerTime                  time.Duration // the replay itself, summed over instances
 	err                         error
-}
-
-// withArrow runs f with the DuckDB Arrow API of conn's driver connection.
-func withArrow(conn *sql.Conn, f func(ar *duckdb.Arrow, dc driver.Conn) error) error {
-	return conn.Raw(func(dc any) error {
-		c, ok := dc.(driver.Conn)
-		if !ok {
-			return fmt.Errorf("analysis: not a driver connection")
-		}
-		ar, err := duckdb.NewArrowFromConn(c)
-		if err != nil {
-			return fmt.Errorf("analysis: arrow: %w", err)
-		}
-		return f(ar, c)
-	})
 }
 
 // stringColumn is what every Arrow string array type offers.
@@ -158,7 +144,7 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	}
 
 	t0 := time.Now()
-	err := withArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
+	err := casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
 		rr, err := ar.QueryContext(ctx, queries.Get(q))
 		if err != nil {
 			return fmt.Errorf("analysis: %s: %w", q, err)
@@ -225,7 +211,7 @@ type shingleOutput struct {
 func runShingles(ctx context.Context, conn *sql.Conn) (*shingleOutput, error) {
 	out := &shingleOutput{}
 	index := map[uint64][]int64{} // shingle -> triggers (row_id) whose response has it
-	err := withArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
+	err := casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
 		const qt = "analysis_07_trigger_texts"
 		rr, err := ar.QueryContext(ctx, queries.Get(qt))
 		if err != nil {
@@ -411,7 +397,7 @@ func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots [
 		}
 	}()
 
-	return withArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) error {
+	return casedb.WithArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) error {
 		for _, v := range []struct {
 			view, query string
 			schema      *arrow.Schema

@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
+	"github.com/leakmap/leakmap/casedb"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,15 +20,7 @@ func arrowQuery(ctx context.Context, db *sql.DB, q string, fn func(arrow.RecordB
 		return err
 	}
 	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		dconn, ok := dc.(driver.Conn)
-		if !ok {
-			return errors.New("not a driver connection")
-		}
-		ar, err := duckdb.NewArrowFromConn(dconn)
-		if err != nil {
-			return err
-		}
+	return casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
 		rr, err := ar.QueryContext(ctx, q)
 		if err != nil {
 			return err

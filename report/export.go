@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
+	"github.com/leakmap/leakmap/casedb"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,15 +56,7 @@ func exportArrow(ctx context.Context, db *sql.DB, t table, dir string) (path str
 		}
 		err = os.Rename(tmp, path)
 	}()
-	err = conn.Raw(func(dc any) error {
-		dconn, ok := dc.(driver.Conn)
-		if !ok {
-			return errors.New("not a driver connection")
-		}
-		ar, err := duckdb.NewArrowFromConn(dconn)
-		if err != nil {
-			return err
-		}
+	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
 		rr, err := ar.QueryContext(ctx, t.sql)
 		if err != nil {
 			return err

@@ -3,13 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/ingest"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 func init() { register(newIngestCmd) }
@@ -36,9 +34,7 @@ duration). --mapping FILE maps any other layout (see the ingest package doc).`,
 			if dbPath == "" {
 				return errs.Usage("--db is required")
 			}
-			if f, ok := g.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && !g.quiet {
-				opts.Progress = g.stderr
-			}
+			opts.Progress = progressWriter(g)
 			db, err := casedb.Open(cmd.Context(), dbPath)
 			if err != nil {
 				return err
