@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/leakmap/leakmap/ingest"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -78,19 +79,10 @@ func TestSimulatedIncidents(t *testing.T) {
 	}
 }
 
-// loadSimulated loads a noise-free simulated log straight into requests
-// (ingest's job, reduced to what a clean log needs).
+// loadSimulated ingests a simulated case's logs with the real ingest step.
 func loadSimulated(t testing.TB, db *sql.DB, dir string) {
 	t.Helper()
-	_, err := db.Exec(`INSERT INTO requests
-		SELECT row_number() OVER (ORDER BY ts, request_id), request_id, ts, end_ts, tenant_id, model, prompt_tokens,
-		       completion_tokens, status, prefill_instance, decode_instance, prompt_text, response_text,
-		       hash(request_id), 1, row_number() OVER (ORDER BY ts, request_id)
-		FROM read_json('` + filepath.Join(dir, "logs", "*.jsonl.gz") + `', format = 'newline_delimited', columns = {
-			request_id: 'VARCHAR', ts: 'TIMESTAMPTZ', end_ts: 'TIMESTAMPTZ', tenant_id: 'VARCHAR', model: 'VARCHAR',
-			prompt_tokens: 'BIGINT', completion_tokens: 'BIGINT', status: 'INTEGER', prefill_instance: 'VARCHAR',
-			decode_instance: 'VARCHAR', prompt_text: 'VARCHAR', response_text: 'VARCHAR'})`)
-	if err != nil {
+	if _, err := ingest.Run(context.Background(), db, nil, []string{filepath.Join(dir, "logs")}, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
 }

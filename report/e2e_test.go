@@ -20,8 +20,8 @@ import (
 	"github.com/xuri/excelize/v2"
 )
 
-// loadClean loads a noise-free simulated log straight into the requests
-// table (the ingest step's job, reduced to what a clean log needs).
+// loadClean ingests a simulated case's logs into a new case at dbPath with
+// the real ingest step (a noise-free log takes its fast path).
 func loadClean(t testing.TB, ctx context.Context, dir string, dbPath string) string {
 	t.Helper()
 	db, err := casedb.Open(ctx, dbPath)
@@ -29,15 +29,7 @@ func loadClean(t testing.TB, ctx context.Context, dir string, dbPath string) str
 		t.Fatal(err)
 	}
 	defer db.Close()
-	_, err = db.ExecContext(ctx, `INSERT INTO requests
-		SELECT row_number() OVER (ORDER BY ts, request_id), request_id, ts, end_ts, tenant_id, model, prompt_tokens,
-		       completion_tokens, status, prefill_instance, decode_instance, prompt_text, response_text,
-		       hash(request_id), 1, row_number() OVER (ORDER BY ts, request_id)
-		FROM read_json('`+filepath.Join(dir, "logs", "*.jsonl.gz")+`', format = 'newline_delimited', columns = {
-			request_id: 'VARCHAR', ts: 'TIMESTAMPTZ', end_ts: 'TIMESTAMPTZ', tenant_id: 'VARCHAR', model: 'VARCHAR',
-			prompt_tokens: 'BIGINT', completion_tokens: 'BIGINT', status: 'INTEGER', prefill_instance: 'VARCHAR',
-			decode_instance: 'VARCHAR', prompt_text: 'VARCHAR', response_text: 'VARCHAR'})`)
-	if err != nil {
+	if _, err := ingest.Run(ctx, db, nil, []string{filepath.Join(dir, "logs")}, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return dbPath
