@@ -142,3 +142,9 @@ CREATE OR REPLACE MACRO rfc3339(t) AS
     CASE WHEN t IS NULL THEN NULL
          WHEN microsecond(t) % 1000000 = 0 THEN strftime(t, '%Y-%m-%dT%H:%M:%SZ')
          ELSE strftime(t, '%Y-%m-%dT%H:%M:%S.%fZ') END;
+
+-- Recovery, not schema: a fast ingest commits a file's rows, then numbers
+-- them and records the file in ingest_files in a second transaction (see
+-- ingest/load.go). Rows whose file never reached the chain of custody are a
+-- load interrupted between the two (a crash): they are not part of the case.
+DELETE FROM requests WHERE file_id NOT IN (SELECT file_id FROM ingest_files);

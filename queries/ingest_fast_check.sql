@@ -1,4 +1,4 @@
--- Fast path: rows of file $1, their first and last rowid (one insert in file order gives count = last - first + 1), and whether every line is its rowid plus one constant (numbered in insertion order).
+-- Fast path, after the rows are committed: rows of file $1 and their first and last rowid (one insert in file order, nothing deleted yet, gives count = last - first + 1).
 -- args: 1
-SELECT count(*), coalesce(min(rowid), 0), coalesce(max(rowid), -1), coalesce(min(line - rowid) = max(line - rowid) AND min(line) = 1, true)
+SELECT count(*), coalesce(min(rowid), 0), coalesce(max(rowid), -1)
 FROM requests WHERE file_id = $1;

@@ -1,8 +1,8 @@
--- Fast path: load canonical JSON Lines file $2 (compression $3: uncompressed, gzip or zstd) as file $1 straight into requests; a value the checked path would reject raises an error instead. Lines come from ingest_line_seq, in file order when DuckDB runs one thread (ingest checks it, else renumbers with ingest_fast_number).
+-- Fast path: load canonical JSON Lines file $2 (compression $3: uncompressed, gzip or zstd) as file $1 straight into requests; a value the checked path would reject raises an error instead. Lines are 0 here: DuckDB's parallel reader numbers nothing in file order, so ingest_fast_number sets them from the insertion order once the rows are committed.
 -- args: 99, 'testdata/ingest_empty.jsonl.gz', 'gzip'
 INSERT INTO requests
 WITH src AS (
-    SELECT nextval('ingest_line_seq') AS line, * FROM read_json($2, format = 'newline_delimited', compression = $3, columns = {
+    SELECT * FROM read_json($2, format = 'newline_delimited', compression = $3, columns = {
         request_id: 'VARCHAR', ts: 'VARCHAR', end_ts: 'VARCHAR', tenant_id: 'VARCHAR',
         model: 'VARCHAR', prompt_tokens: 'VARCHAR', completion_tokens: 'VARCHAR', status: 'VARCHAR',
         prefill_instance: 'VARCHAR', decode_instance: 'VARCHAR', prompt_text: 'VARCHAR',
@@ -11,7 +11,6 @@ WITH src AS (
     -- Checks cost little here (a few percent); anything odd raises an error,
     -- and the file goes the checked path instead, which decides.
     SELECT
-        line,
         -- Required text: present, and not a JSON object or array read as text
         -- (optional text takes those as their JSON text, as the checked path does).
         CASE WHEN request_id IS NULL OR request_id = '' OR ascii(request_id) IN (123, 91) THEN error('request_id') ELSE request_id END AS request_id,
@@ -30,12 +29,12 @@ WITH src AS (
         NULLIF(response_text, '') AS response_text
     FROM src
 )
-SELECT ($1::BIGINT << 32) + line, request_id,
+SELECT 0, request_id,
        CASE WHEN ts < TIMESTAMPTZ '0001-01-01 00:00:00Z' OR ts > TIMESTAMPTZ '9999-12-31 23:59:59.999999Z' THEN error('ts') ELSE ts END,
        CASE WHEN end_ts < TIMESTAMPTZ '0001-01-01 00:00:00Z' OR end_ts > TIMESTAMPTZ '9999-12-31 23:59:59.999999Z' THEN error('end_ts') ELSE end_ts END,
        tenant_id, model, prompt_tokens, completion_tokens, status,
        prefill_instance, decode_instance, prompt_text, response_text,
        hash(request_id, ts, end_ts, tenant_id, model, prompt_tokens, completion_tokens, status,
             prefill_instance, decode_instance, prompt_text, response_text),
-       $1, line
+       $1, 0
 FROM typed;
