@@ -7,7 +7,11 @@
 // A clean canonical JSON Lines file (plain, gzip or zstd) goes through
 // DuckDB's own reader straight into requests; any other file, or one with a
 // line that reader refuses, is read record by record in Go (the checked
-// path), in its own transaction like every file.
+// path). A file is part of the case once the transaction that records it in
+// ingest_files commits, with all its rows, or not at all: the checked path
+// uses one transaction; the fast path commits its rows first and records
+// them in a second (see loader.fast), and rows of a file that never got its
+// ingest_files row are deleted (at once, or by casedb.Open after a crash).
 //
 // Where a row came from: requests.line is the 1-based line of a JSON Lines
 // file (blank lines count, and are not rows), the physical line on which a
@@ -72,8 +76,8 @@ type Result struct {
 	Read, Loaded, Rejected, Duplicates, Conflicts int64 // totals
 }
 
-// Run expands files, folders and globs in paths, and loads each file in its
-// own transaction. Every file is checked before any is loaded: a file that
+// Run expands files, folders and globs in paths, and loads each file on its
+// own, all or nothing. Every file is checked before any is loaded: a file that
 // is not a log at all (binary, CSV without the required columns, engine log
 // without a tenant) stops the run with an errs.Input naming the file and
 // what is missing, and the database is left as it was. Files whose SHA-256

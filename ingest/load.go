@@ -26,7 +26,7 @@ var testHookAfterRows func(path string) error
 // maxLine keeps row_id = file_id << 32 | line unique.
 const maxLine = 1<<32 - 1
 
-// loader loads one file in one transaction on its own connection.
+// loader loads one file, all or nothing, on its own connection.
 type loader struct {
 	conn   *sql.Conn
 	logger *slog.Logger

@@ -19,8 +19,8 @@ func newIngestCmd(g *globalOptions) *cobra.Command {
 		Use:   "ingest --db CASE.duckdb [--format F] [--preset NAME | --mapping FILE] LOG...",
 		Short: "Load request logs into a case database, losing nothing",
 		Long: `Load request logs (files, folders, globs; JSON Lines, CSV or Parquet; gzip or
-zstd compressed) into the case database. Each file loads in one transaction
-and is recorded with its SHA-256 in ingest_files; a file already loaded is
+zstd compressed) into the case database. Each file loads all or nothing
+(a crash or Ctrl-C leaves no part of it behind) and is recorded with its SHA-256 in ingest_files; a file already loaded is
 skipped. Every record read is loaded, rejected (kept in rejected_rows with
 file, line, reason and raw text), or counted as a duplicate:
 read = loaded + rejected + duplicates, per file and in total.
