@@ -98,6 +98,9 @@ type Notices struct {
 	MeasuresTaken    []string
 	MeasuresPlanned  []string
 	DeletionDeadline *time.Time
+	// DelayReasons are the reasons a regulator notification made after the
+	// 72-hour deadline must give (GDPR Art. 33(1)).
+	DelayReasons string
 }
 
 type rawFile struct {
@@ -138,6 +141,7 @@ type rawFile struct {
 		MeasuresTaken    []string `yaml:"measures_taken"`
 		MeasuresPlanned  []string `yaml:"measures_planned"`
 		DeletionDeadline string   `yaml:"deletion_deadline"`
+		DelayReasons     string   `yaml:"delay_reasons"`
 	} `yaml:"notices"`
 }
 
@@ -288,6 +292,7 @@ func Parse(data []byte, dir string) (*Incident, error) {
 		MeasuresTaken:    raw.Notices.MeasuresTaken,
 		MeasuresPlanned:  raw.Notices.MeasuresPlanned,
 		DeletionDeadline: optTime("notices.deletion_deadline", raw.Notices.DeletionDeadline),
+		DelayReasons:     strings.TrimSpace(raw.Notices.DelayReasons),
 	}
 
 	if len(problems) > 0 {

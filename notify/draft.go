@@ -185,6 +185,10 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, err
 	}
 	reg.Reason = "addressed to the provider's contact point, who files it with the supervisory authority"
+	if inc.AwareAt != nil && asOf.After(inc.AwareAt.Add(72*time.Hour)) && inc.Notices.DelayReasons == "" {
+		logger.Warn("the regulator notice is late and the incident file gives no reasons (notices.delay_reasons): it uses leakmap's default wording",
+			"deadline", incident.Format(inc.AwareAt.Add(72*time.Hour)), "as_of", incident.Format(asOf))
+	}
 	eml := reg.eml
 	if err := writeNotice(outbox, &reg.IndexRow, eml); err != nil {
 		return nil, err
@@ -270,6 +274,7 @@ func draftRegulator(ctx context.Context, db *sql.DB, inc *incident.Incident, asO
 	v.LaunchedAt, v.WindowStart, v.WindowEnd = fmtOpt(inc.LaunchedAt), incident.Format(inc.WindowStart), incident.Format(inc.WindowEnd)
 	v.DiscoveredAt, v.AwareAt, v.ContainedAt, v.AsOf = fmtOpt(inc.DiscoveredAt), fmtOpt(inc.AwareAt), fmtOpt(inc.ContainedAt), incident.Format(asOf)
 	v.DataCategories, v.Consequences, v.MeasuresTaken, v.MeasuresPlanned = w.DataCategories, w.Consequences, w.MeasuresTaken, w.MeasuresPlanned
+	v.DelayReasons = w.DelayReasons
 	if inc.AwareAt != nil {
 		deadline := inc.AwareAt.Add(72 * time.Hour)
 		v.Deadline = incident.Format(deadline)

@@ -90,7 +90,7 @@ func goldenRegulatorView(lang string, met bool) regulatorView {
 		LaunchedAt: "2026-08-27T00:00:00Z", WindowStart: "2026-08-27T00:00:00Z", WindowEnd: "2026-09-09T14:00:00Z",
 		DiscoveredAt: "2026-09-08T23:11:00Z", AwareAt: "2026-09-09T10:00:00Z", ContainedAt: "2026-09-09T14:00:00Z",
 		AsOf: "2026-09-10T09:00:00Z", Deadline: "2026-09-12T10:00:00Z", DeadlineMet: true,
-		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken, MeasuresPlanned: w.MeasuresPlanned}
+		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken, MeasuresPlanned: w.MeasuresPlanned, DelayReasons: w.DelayReasons}
 	if !met {
 		v.AsOf, v.DeadlineMet, v.LateBy = "2026-09-13T12:30:00Z", false, "26h30m"
 	}

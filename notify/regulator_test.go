@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,6 +76,35 @@ func TestRegulatorNoticeArt33Fields(t *testing.T) {
 			}
 			// The HTML part carries the same sections.
 			mustContain(t, "html", p.html, "(a) ", "(b) ", "(c) ", "(d) ")
+		})
+	}
+}
+
+// TestRegulatorDelayReasons: a late notice gives the incident file's
+// notices.delay_reasons instead of the default wording, and says it is late.
+func TestRegulatorDelayReasons(t *testing.T) {
+	aware := time.Date(2026, 9, 9, 10, 0, 0, 0, time.UTC)
+	const reasons = "the gateway logs of two regions reached us only on 2026-09-12."
+	tests := []struct {
+		country, extra, want, notWant string
+	}{
+		{"DE", "notices:\n  delay_reasons: " + reasons + "\n", "Reasons for the delay: " + reasons, "we chose to notify with verified figures"},
+		{"FR", "notices:\n  delay_reasons: |\n    " + reasons + "\n", "Motifs du retard : " + reasons, "chiffres vérifiés"},
+		{"DE", "", "Reasons for the delay: identifying which customers", reasons},
+	}
+	for _, tt := range tests {
+		t.Run(tt.country+fmt.Sprint(tt.extra != ""), func(t *testing.T) {
+			db, dir := openFixture(t)
+			inc := testIncident(t, tt.extra)
+			inc.Provider.Country = tt.country
+			res, err := Draft(context.Background(), db, nil, inc, dir, filepath.Join(t.TempDir(), "o"), aware.Add(80*time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := decodeForTest(t, readOutbox(t, res.Outbox, noticeFor(t, res, "").File))
+			mustContain(t, "text", p.text, "8h00m", tt.want)
+			mustNotContain(t, "text", p.text, tt.notWant)
+			mustContain(t, "html", p.html, strings.ReplaceAll(tt.want, "'", "&#39;"))
 		})
 	}
 }

@@ -73,6 +73,7 @@ type regulatorView struct {
 	Consequences    string
 	MeasuresTaken   []string
 	MeasuresPlanned []string
+	DelayReasons    string
 }
 
 // rendered is one notice's subject and bodies.
@@ -202,6 +203,7 @@ type wording struct {
 	Consequences    string
 	MeasuresTaken   []string
 	MeasuresPlanned []string
+	DelayReasons    string // shown only when the regulator notice is late
 }
 
 func defaultWording(lang string, inc *incident.Incident) wording {
@@ -230,6 +232,9 @@ func defaultWording(lang string, inc *incident.Incident) wording {
 				"activer des contrôles d'intégrité de la mémoire transférée entre machines",
 				"tester le contenu des réponses à contexte long, et pas seulement leur statut",
 			},
+			DelayReasons: "identifier les clients concernés, de part et d'autre, a exigé de reconstituer à partir des journaux du service " +
+				"quelles requêtes ont été touchées et de quelle mémoire elles ont pu lire le contenu ; " +
+				"nous avons choisi de notifier des chiffres vérifiés plutôt que des estimations.",
 		}
 	}
 	return wording{
@@ -247,6 +252,8 @@ func defaultWording(lang string, inc *incident.Incident) wording {
 			"enable integrity checks on the memory transferred between machines",
 			"test the content of long-context responses, not only their status",
 		},
+		DelayReasons: "identifying which customers were concerned, on each side, required reconstructing from the service logs " +
+			"which requests were affected and whose memory they may have read; we chose to notify with verified figures rather than guesses.",
 	}
 }
 
@@ -263,6 +270,9 @@ func applyWording(w wording, n incident.Notices) wording {
 	}
 	if len(n.MeasuresPlanned) > 0 {
 		w.MeasuresPlanned = n.MeasuresPlanned
+	}
+	if n.DelayReasons != "" {
+		w.DelayReasons = n.DelayReasons
 	}
 	return w
 }

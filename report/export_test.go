@@ -200,18 +200,21 @@ func TestDeadlineStatus(t *testing.T) {
 		name       string
 		sent       *time.Time
 		asOf       time.Time
+		reasons    string
 		wantStatus string
 		wantDelay  string
 	}{
-		{"sent in time", at("2026-09-10T08:49:00Z"), deadline.Add(100 * time.Hour), "yes: regulator notice accepted 2026-09-10T08:49:00Z", "not applicable"},
-		{"sent late", at("2026-09-12T12:30:00Z"), deadline.Add(100 * time.Hour), "no: regulator notice accepted 2026-09-12T12:30:00Z, 2h30m after the deadline", "required: state the reasons for the delay (Art. 33(1))"},
-		{"not sent, still open", nil, deadline.Add(-5 * time.Hour), "yes, if filed as of 2026-09-12T05:00:00Z (5h00m before the deadline)", "not applicable"},
-		{"not sent, at the deadline", nil, deadline, "yes, if filed as of 2026-09-12T10:00:00Z (0h00m before the deadline)", "not applicable"},
-		{"not sent, missed", nil, deadline.Add(26 * time.Hour), "no: as of 2026-09-13T12:00:00Z the deadline passed 26h00m ago", "required: state the reasons for the delay (Art. 33(1))"},
+		{"sent in time", at("2026-09-10T08:49:00Z"), deadline.Add(100 * time.Hour), "", "yes: regulator notice accepted 2026-09-10T08:49:00Z", "not applicable"},
+		{"sent late", at("2026-09-12T12:30:00Z"), deadline.Add(100 * time.Hour), "", "no: regulator notice accepted 2026-09-12T12:30:00Z, 2h30m after the deadline", "required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"},
+		{"sent late, reasons given", at("2026-09-12T12:30:00Z"), deadline.Add(100 * time.Hour), "logs arrived late", "no: regulator notice accepted 2026-09-12T12:30:00Z, 2h30m after the deadline", "logs arrived late"},
+		{"sent in time, reasons given", at("2026-09-10T08:49:00Z"), deadline.Add(100 * time.Hour), "logs arrived late", "yes: regulator notice accepted 2026-09-10T08:49:00Z", "not applicable"},
+		{"not sent, still open", nil, deadline.Add(-5 * time.Hour), "", "yes, if filed as of 2026-09-12T05:00:00Z (5h00m before the deadline)", "not applicable"},
+		{"not sent, at the deadline", nil, deadline, "", "yes, if filed as of 2026-09-12T10:00:00Z (0h00m before the deadline)", "not applicable"},
+		{"not sent, missed", nil, deadline.Add(26 * time.Hour), "", "no: as of 2026-09-13T12:00:00Z the deadline passed 26h00m ago", "required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, delay := deadlineStatus(deadline, tt.sent, tt.asOf)
+			status, delay := deadlineStatus(deadline, tt.sent, tt.asOf, tt.reasons)
 			if status != tt.wantStatus || delay != tt.wantDelay {
 				t.Errorf("got (%q, %q), want (%q, %q)", status, delay, tt.wantStatus, tt.wantDelay)
 			}

@@ -139,7 +139,7 @@ func regulatorFields(d *caseData) []RegField {
 	if inc.AwareAt != nil {
 		deadline := inc.AwareAt.Add(deadlineHours * time.Hour).UTC()
 		add("Deadline", "72-hour deadline (aware_at + 72 h)", deadline, "Art. 33(1)")
-		status, delay := deadlineStatus(deadline, s.RegulatorSentAt, d.asOf)
+		status, delay := deadlineStatus(deadline, s.RegulatorSentAt, d.asOf, inc.Notices.DelayReasons)
 		add("Deadline", "Deadline met", status, "Art. 33(1)")
 		add("Deadline", "Reasons for delay", delay, "Art. 33(1)")
 	}
@@ -147,19 +147,29 @@ func regulatorFields(d *caseData) []RegField {
 }
 
 // deadlineStatus says whether the 72-hour deadline is met: by the regulator
-// notice's acceptance when the ledger has it, else by filing this report at asOf.
-func deadlineStatus(deadline time.Time, sentAt *time.Time, asOf time.Time) (status, delay string) {
+// notice's acceptance when the ledger has it, else by filing this report at
+// asOf; when it is missed, delay is the incident file's reasons or a
+// reminder that they are required.
+func deadlineStatus(deadline time.Time, sentAt *time.Time, asOf time.Time, reasons string) (status, delay string) {
+	status, delay = deadlineMet(deadline, sentAt, asOf)
+	if delay != "not applicable" && reasons != "" {
+		delay = reasons
+	}
+	return status, delay
+}
+
+func deadlineMet(deadline time.Time, sentAt *time.Time, asOf time.Time) (status, delay string) {
 	switch {
 	case sentAt != nil && !sentAt.After(deadline):
 		return "yes: regulator notice accepted " + sentAt.UTC().Format(time.RFC3339), "not applicable"
 	case sentAt != nil:
 		return fmt.Sprintf("no: regulator notice accepted %s, %s after the deadline", sentAt.UTC().Format(time.RFC3339), hours(sentAt.Sub(deadline))),
-			"required: state the reasons for the delay (Art. 33(1))"
+			"required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"
 	case !asOf.After(deadline):
 		return fmt.Sprintf("yes, if filed as of %s (%s before the deadline)", asOf.UTC().Format(time.RFC3339), hours(deadline.Sub(asOf))), "not applicable"
 	default:
 		return fmt.Sprintf("no: as of %s the deadline passed %s ago", asOf.UTC().Format(time.RFC3339), hours(asOf.Sub(deadline))),
-			"required: state the reasons for the delay (Art. 33(1))"
+			"required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"
 	}
 }
 

@@ -504,6 +504,7 @@ notices:
     - Compare the KV pool size with the maximum context length at every machine start and after every model or memory change.
     - Enable KV cache integrity checks.
   deletion_deadline: %s
+  # delay_reasons: required (GDPR Art. 33(1)) when the regulator notice is sent after aware_at + 72h
 `, c.Seed, c.Requests, c.Seed, modelNames[modelInScope], modelNames[modelInScope],
 		f(c.WindowStart), f(c.WindowEnd), f(c.WindowStart), f(c.DiscoveredAt), f(c.AwareAt), f(c.WindowEnd), f(c.AsOf),
 		c.MaxContextTokens, c.PrefillPoolTokens, c.DecodePoolTokens, c.Allocator, c.PageSize,
