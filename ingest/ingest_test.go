@@ -899,13 +899,20 @@ func TestFastAndCheckedPathsAgree(t *testing.T) {
 	if strings.Contains(logs.String(), "line by line") || res.Loaded != int64(len(lines)) {
 		t.Fatalf("the clean file did not load on the fast path (loaded %d):\n%s", res.Loaded, logs.String())
 	}
-	checkedDB := openCase(t)
-	res = run(t, checkedDB, []string{writeFile(t, filepath.Join(dir, "b", "x.jsonl"), clean+"{bad\n")}, Options{})
-	if res.Loaded != int64(len(lines)) || res.Rejected != 1 {
-		t.Fatalf("checked path: %+v", res)
-	}
-	if got, want := canonicalDump(t, checkedDB), canonicalDump(t, fastDB); got != want {
-		t.Errorf("checked path\n%sfast path\n%s", got, want)
+	// The same lines plus a bad one: DuckDB's reader still loads the valid
+	// lines (the bad one is read again in Go); and all of it forced through
+	// the checked path. All three agree.
+	for _, force := range []bool{false, true} {
+		testForceChecked = force
+		otherDB := openCase(t)
+		res = run(t, otherDB, []string{writeFile(t, filepath.Join(dir, fmt.Sprint("b", force), "x.jsonl"), clean+"{bad\n")}, Options{})
+		testForceChecked = false
+		if res.Loaded != int64(len(lines)) || res.Rejected != 1 {
+			t.Fatalf("forced checked %v: %+v", force, res)
+		}
+		if got, want := canonicalDump(t, otherDB), canonicalDump(t, fastDB); got != want {
+			t.Errorf("forced checked %v\n%sfast path\n%s", force, got, want)
+		}
 	}
 	// And in one case, each file is all duplicates of the other.
 	res = run(t, fastDB, []string{writeFile(t, filepath.Join(dir, "c", "y.jsonl"), clean+"{bad\n")}, Options{})
@@ -979,4 +986,92 @@ func TestParquetChecked(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM requests WHERE request_id <> 'q' || line`); n != 0 {
 		t.Errorf("%d rows with a wrong row number", n)
 	}
+}
+
+// TestFastPathWithBadLines: a large file with every kind of line the fast
+// reader cannot judge, blank lines and a duplicate stays on the fast path
+// and gives exactly what the checked path gives on the same bytes: the
+// same rows at the same lines, the same rejected lines with the same
+// reasons and raw text, the same counts.
+func TestFastPathWithBadLines(t *testing.T) {
+	const n = 30000
+	var lines []string
+	for i := 1; i <= n; i++ {
+		j, _ := json.Marshal(row(fmt.Sprintf("B%d", i), "2026-09-01T10:00:00Z", i))
+		lines = append(lines, string(j))
+	}
+	lines[0] = "\xef\xbb\xbf" + lines[0]                                                               // a byte order mark
+	lines[99] = lines[99][:len(lines[99])/2]                                                           // truncated
+	lines[199] = ""                                                                                    // blank
+	lines[200] = "  \t"                                                                                // blank, spaces
+	lines[201] = ""                                                                                    // blank again
+	lines[299] = `{"request_id":"B300","ts":1788256800,"tenant_id":"t","model":"m","prompt_tokens":5}` // epoch: Go takes it
+	lines[399] = `{"request_id":"B400","ts":{"x":1},"tenant_id":"t","model":"m","prompt_tokens":5}`
+	lines[499] = `{}`
+	lines[599] = "garbage"
+	lines[699] = "{\"request_id\":\"B700\xff\"}"
+	lines[799] = `{"request_id":"B800","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":"11.5"}`
+	lines[899] = `{"request_id":"B900","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":5,"status":1e2}`
+	lines[999] = lines[10]                                                                          // an exact duplicate, later in the file
+	lines[12345] = "   " + lines[12345]                                                             // leading spaces: a row
+	body := strings.Join(lines, "\n") + "\n\n" + `{"request_id":"last","ts":"2026-09-01T10:00:00Z"` // trailing blank, truncated end
+	for _, name := range []string{"bad.jsonl", "bad.jsonl.gz", "bad.jsonl.zst"} {
+		t.Run(name, func(t *testing.T) {
+			p := writeFile(t, filepath.Join(t.TempDir(), name), body)
+			dump := func(force bool) (string, *Result) {
+				testForceChecked = force
+				defer func() { testForceChecked = false }()
+				db := openCase(t)
+				var logs bytes.Buffer
+				logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+				res, err := Run(context.Background(), db, logger, []string{p}, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkReconciled(t, db, res)
+				if !force && (strings.Contains(logs.String(), "line by line") || !strings.Contains(logs.String(), "could not judge")) {
+					t.Errorf("the file left the fast path:\n%s", logs.String())
+				}
+				var b strings.Builder
+				for _, q := range []string{
+					`SELECT string_agg(concat_ws('|', line, row_id - (file_id << 32), request_id, rfc3339(ts), tenant_id, prompt_tokens, status), E'\n' ORDER BY line) FROM requests`,
+					`SELECT string_agg(concat_ws('|', line, reason, raw), E'\n' ORDER BY line) FROM rejected_rows`,
+				} {
+					var s sql.NullString
+					if err := db.QueryRow(q).Scan(&s); err != nil {
+						t.Fatal(err)
+					}
+					b.WriteString(s.String + "\n--\n")
+				}
+				return b.String(), res
+			}
+			got, gotRes := dump(false)
+			want, wantRes := dump(true)
+			if got != want {
+				t.Errorf("fast path and checked path differ:\n%s", firstDiff(got, want))
+			}
+			g, w := gotRes.Files[0], wantRes.Files[0]
+			if g.Read != w.Read || g.Loaded != w.Loaded || g.Rejected != w.Rejected || g.Duplicates != w.Duplicates || g.Conflicts != w.Conflicts {
+				t.Errorf("counts: fast %+v, checked %+v", g, w)
+			}
+			// The checked path's own verdict, so the comparison cannot pass
+			// on two equally wrong loads: 30,000 lines, a trailing blank one
+			// and a last one, 4 of them blank; rejected: truncated x2, ts
+			// object, {}, garbage, bad UTF-8, 11.5; B1000 duplicates B11.
+			if w.Read != n+2-4 || w.Rejected != 7 || w.Duplicates != 1 || w.Loaded != n+2-4-7-1 {
+				t.Errorf("checked path counts %+v", w)
+			}
+		})
+	}
+}
+
+// firstDiff shows where two multi-line texts first differ.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n  got  %q\n  want %q", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d", len(al), len(bl))
 }

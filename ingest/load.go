@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -18,6 +17,10 @@ import (
 
 // testHookBeforeCommit lets tests interrupt a load at its last moment.
 var testHookBeforeCommit func(path string)
+
+// testForceChecked sends every file through the checked path, so tests can
+// compare it with the fast path on the same bytes.
+var testForceChecked bool
 
 // testHookAfterRows lets tests crash a fast load between its two
 // transactions: an error returned stops the load with no cleanup.
@@ -75,13 +78,13 @@ func (l *loader) load(ctx context.Context) error {
 			return err
 		}
 		l.prog.add(l.fi.size)
-		if err := l.finish(ctx, 0, 0, 0, 0, nil); err != nil {
+		if err := l.finish(ctx, 0, 0, 0, 0); err != nil {
 			l.rollback()
 			return err
 		}
 		return nil
 	}
-	if l.fi.format == formatJSONL && l.m.isIdentity() {
+	if l.fi.format == formatJSONL && l.m.isIdentity() && !testForceChecked {
 		mark := l.prog.mark()
 		ok, err := l.fast(ctx)
 		if err != nil {
@@ -91,7 +94,7 @@ func (l *loader) load(ctx context.Context) error {
 			return nil
 		}
 		l.prog.rewind(mark)
-		l.logger.Debug("file has lines the fast reader refuses; checking it line by line", "file", l.fi.path)
+		l.logger.Debug("the fast reader cannot place every line of the file; checking it line by line", "file", l.fi.path)
 	}
 	if err := l.begin(ctx); err != nil {
 		return err
@@ -99,132 +102,6 @@ func (l *loader) load(ctx context.Context) error {
 	if err := l.checked(ctx); err != nil {
 		l.rollback()
 		return err
-	}
-	return nil
-}
-
-// lineCheck is the fast path's own look at the file, run beside DuckDB's
-// reader: how many lines it has, and whether every one starts with '{'.
-// DuckDB's reader skips blank lines silently, which would shift every line
-// number after them; such a file takes the checked path.
-type lineCheck struct {
-	lines int64
-	clean bool
-	err   error
-}
-
-func checkLines(ctx context.Context, path, compression string, prog *progress) lineCheck {
-	rc, err := openContentWith(path, compression, prog.reader)
-	if err != nil {
-		return lineCheck{err: err}
-	}
-	defer rc.Close()
-	buf := make([]byte, 1<<20)
-	c := lineCheck{clean: true}
-	atLineStart := true
-	for {
-		if ctx.Err() != nil {
-			return lineCheck{err: ctx.Err()}
-		}
-		n, err := rc.Read(buf)
-		for b := buf[:n]; len(b) > 0; {
-			if atLineStart {
-				if b[0] != '{' {
-					c.clean = false
-				}
-				c.lines++
-				atLineStart = false
-			}
-			i := bytes.IndexByte(b, '\n')
-			if i < 0 {
-				break
-			}
-			b = b[i+1:]
-			atLineStart = true
-		}
-		if errors.Is(err, io.EOF) {
-			return c
-		}
-		if err != nil {
-			return lineCheck{err: err}
-		}
-	}
-}
-
-// fast loads a clean canonical JSON Lines file with DuckDB's reader straight
-// into requests, in two transactions. It reports false (the caller takes the
-// checked path) when the file is not clean: a line the reader refuses, a
-// value the checked path would reject, a blank or odd line that would shift
-// line numbers.
-//
-// DuckDB's reader runs on all threads and numbers nothing in file order, but
-// it inserts in file order (preserve_insertion_order), so a line is its
-// rowid minus the file's first rowid, plus one. Setting that in the load's
-// own transaction made its commit rewrite every row (1.0 s of 7.5 s for 5M
-// rows); on committed rows it costs 0.1 s. So the first transaction commits
-// the rows, with line 0 and no ingest_files row; the second numbers them,
-// drops duplicates and records the file (finish). Until it commits, the
-// rows are not part of the case: a failure deletes them, and after a crash
-// casedb.Open does (schema.sql).
-func (l *loader) fast(ctx context.Context) (bool, error) {
-	if err := l.begin(ctx); err != nil {
-		return false, err
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	checked := make(chan lineCheck, 1)
-	go func() { checked <- checkLines(cctx, l.fi.path, l.fi.compression, l.prog) }()
-	comp := map[string]string{compNone: "uncompressed", compGzip: "gzip", compZstd: "zstd"}[l.fi.compression]
-	n, err := l.exec(ctx, "ingest_fast_jsonl", l.fileID, l.fi.path, comp)
-	if err != nil {
-		cancel()
-	}
-	c := <-checked
-	if err != nil || c.err != nil || !c.clean || c.lines != n || n > maxLine || ctx.Err() != nil {
-		l.rollback()
-		return false, ctx.Err()
-	}
-	if _, err := l.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		l.rollback()
-		return false, fmt.Errorf("%s: commit rows: %w", l.fi.path, err)
-	}
-	if testHookAfterRows != nil {
-		if err := testHookAfterRows(l.fi.path); err != nil {
-			return false, err // a crash: nothing cleans up
-		}
-	}
-	ok, err := l.numberAndFinish(ctx, n)
-	if err != nil || !ok {
-		l.rollback()
-		if derr := l.deleteRows(); derr != nil {
-			err = errors.Join(err, derr)
-		}
-	}
-	return ok, err
-}
-
-// numberAndFinish is the fast path's second transaction.
-func (l *loader) numberAndFinish(ctx context.Context, n int64) (bool, error) {
-	if _, err := l.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return false, err
-	}
-	var count, first, last int64
-	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_fast_check"), l.fileID).Scan(&count, &first, &last); err != nil {
-		return false, err
-	}
-	if count != n || last-first+1 != n {
-		// Not one run of rows in insertion order: lines cannot be derived.
-		l.logger.Debug("fast load not contiguous", "file", l.fi.path, "rows", count, "first", first, "last", last)
-		return false, nil
-	}
-	return true, l.finish(ctx, n, n, 0, 0, &first)
-}
-
-// deleteRows removes the committed rows of a fast load that did not finish;
-// like rollback, it runs even when ctx is cancelled.
-func (l *loader) deleteRows() error {
-	if _, err := l.conn.ExecContext(context.Background(), queries.Get("ingest_delete_file_rows"), l.fileID); err != nil {
-		return fmt.Errorf("%s: delete unfinished rows: %w", l.fi.path, err)
 	}
 	return nil
 }
@@ -260,11 +137,24 @@ func (s *stageSink) duplicateLine() {
 // checked reads the file record by record in Go, keeping each rejected
 // record with its line, reason and raw text.
 func (l *loader) checked(ctx context.Context) error {
-	if _, err := l.exec(ctx, "ingest_0_stage"); err != nil {
+	inst := instanceFromName(l.fi.name)
+	s, err := l.stageWith(ctx, func(s *stageSink, dc driver.Conn) error {
+		return l.read(ctx, s, inst, dc)
+	})
+	if err != nil {
 		return err
 	}
+	return l.finish(ctx, s.read, s.staged, s.rejected, s.dupLines)
+}
+
+// stageWith runs fill with a sink whose rows go through the stage table into
+// requests, and whose rejected records go to rejected_rows, inside the
+// file's open transaction.
+func (l *loader) stageWith(ctx context.Context, fill func(*stageSink, driver.Conn) error) (*stageSink, error) {
+	if _, err := l.exec(ctx, "ingest_0_stage"); err != nil {
+		return nil, err
+	}
 	s := &stageSink{fileID: l.fileID}
-	inst := instanceFromName(l.fi.name)
 	err := l.conn.Raw(func(dc any) error {
 		conn, ok := dc.(driver.Conn)
 		if !ok {
@@ -278,21 +168,21 @@ func (l *loader) checked(ctx context.Context) error {
 			s.stage.Close()
 			return fmt.Errorf("rejected_rows appender: %w", err)
 		}
-		rerr := l.read(ctx, s, inst, conn)
+		ferr := fill(s, conn)
 		e1, e2 := s.stage.Close(), s.rejects.Close()
-		return errors.Join(rerr, e1, e2)
+		return errors.Join(ferr, e1, e2)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	inserted, err := l.exec(ctx, "ingest_stage_load", l.fileID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if inserted != s.staged {
-		return fmt.Errorf("%s: staged %d rows but moved %d", l.fi.path, s.staged, inserted)
+		return nil, fmt.Errorf("%s: staged %d rows but moved %d", l.fi.path, s.staged, inserted)
 	}
-	return l.finish(ctx, s.read, s.staged, s.rejected, s.dupLines, nil)
+	return s, nil
 }
 
 // read runs the source that fits the file's format and layout.
@@ -322,11 +212,9 @@ func (l *loader) read(ctx context.Context, s sink, inst fileInstance, dc driver.
 }
 
 // finish drops duplicates of rows already in the case, counts conflicts,
-// numbers fast-path rows (firstRowid: the file's first rowid), records the
-// file in the chain of custody and commits: the file's rows and its
-// ingest_files row land together or not at all. Numbering comes last so
-// the searches before it read no updated column (much slower in DuckDB).
-func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines int64, firstRowid *int64) error {
+// records the file in the chain of custody and commits: the file's rows and
+// its ingest_files row land together or not at all.
+func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines int64) error {
 	// A file that is most of the case is searched with one pass over the
 	// table; a small file with a lookup of its own rows.
 	var total int64
@@ -363,11 +251,6 @@ func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines 
 	var conflicts int64
 	if err := l.conn.QueryRowContext(ctx, queries.Get("ingest_file_conflicts"), l.fileID).Scan(&conflicts); err != nil {
 		return err
-	}
-	if firstRowid != nil {
-		if _, err := l.exec(ctx, "ingest_fast_number", l.fileID, *firstRowid); err != nil {
-			return err
-		}
 	}
 	r := &l.res
 	r.Read, r.Loaded, r.Rejected, r.Duplicates, r.Conflicts = read, inserted-dups, rejected, dupLines+dups, conflicts

@@ -1,11 +1,11 @@
--- Candidate rows of file $1 equal, value for value, to an earlier row (earlier file, or earlier in this file: insertion order); times compare as UTC instants; the hash is never trusted alone.
+-- Candidate rows of file $1 equal, value for value, to an earlier row (an earlier file, or an earlier line of this file); times compare as UTC instants; the hash is never trusted alone.
 -- args: 99
 INSERT INTO ingest_dups
 SELECT DISTINCT n.rid
 FROM ingest_cand AS n
 JOIN ingest_cand AS o
   ON o.request_id = n.request_id
- AND (o.file_id < n.file_id OR (o.file_id = n.file_id AND o.rid < n.rid))
+ AND (o.file_id < n.file_id OR (o.file_id = n.file_id AND (o.line < n.line OR (o.line = n.line AND o.rid < n.rid))))
  AND o.row_hash = n.row_hash
  AND o.ts = n.ts
  AND o.end_ts IS NOT DISTINCT FROM n.end_ts
