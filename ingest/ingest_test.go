@@ -886,6 +886,8 @@ func TestFastAndCheckedPathsAgree(t *testing.T) {
 		`{"ts":"2026-09-01T10:00:00Z","request_id":"v6","model":"m","tenant_id":"t","prompt_tokens":9007199254740993}`,
 		`{"request_id":"v7","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":5,"prompt_text":"[INST] hi [/INST]","decode_instance":"[d1]"}`,
 		`{"request_id":"v8","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":5,"prompt_text":["a","b"],"response_text":true}`,
+		`{"request_id":"v9","ts":"2026-09-01T10:00:00Z","tenant_id":"first","model":"m","prompt_tokens":5,"tenant_id":"second","request_id":"v9b","prompt_text":"tenant_id"}`,
+		`{"request_id":"v10","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"model","prompt_tokens":5,"status":null,"status":200}`,
 	}
 	clean := strings.Join(lines, "\n") + "\n"
 	dir := t.TempDir()

@@ -56,6 +56,40 @@ func parseJSONObject(line []byte) (map[string]any, error) {
 	if !ok {
 		return nil, errors.New("not a JSON object")
 	}
+	for k := range obj {
+		if bytes.Count(line, []byte(`"`+k+`"`)) > 1 {
+			// Maybe a key given twice: encoding/json keeps the last value,
+			// DuckDB's reader the first. Keep the first, so a line loads the
+			// same on either path and its duplicates are found.
+			return firstKeyWins(line)
+		}
+	}
+	return obj, nil
+}
+
+// firstKeyWins decodes a JSON object (already known to be valid), keeping the
+// first value of a key given more than once.
+func firstKeyWins(line []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	obj := map[string]any{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("not JSON: %v", err)
+		}
+		k, _ := t.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("not JSON: %v", err)
+		}
+		if _, seen := obj[k]; !seen {
+			obj[k] = v
+		}
+	}
 	return obj, nil
 }
 
