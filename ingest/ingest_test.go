@@ -1014,7 +1014,12 @@ func TestFastPathWithBadLines(t *testing.T) {
 	lines[699] = "{\"request_id\":\"B700\xff\"}"
 	lines[799] = `{"request_id":"B800","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":"11.5"}`
 	lines[899] = `{"request_id":"B900","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":5,"status":1e2}`
-	lines[999] = lines[10]                                                                          // an exact duplicate, later in the file
+	lines[999] = lines[10] // an exact duplicate, later in the file
+	lines[1099] = `{"request_id":"B1100","ts":1788256800123,"end_ts":"1788256801","tenant_id":"t","model":"m","prompt_tokens":5}`
+	lines[1199] = `{"request_id":"B1200","ts":"99999999999","end_ts":100000000000,"tenant_id":"t","model":"m","prompt_tokens":5}`
+	lines[1299] = `{"request_id":"B1300","ts":253402300799999,"end_ts":253402300800000,"tenant_id":"t","model":"m","prompt_tokens":5}`
+	lines[1399] = `{"request_id":"B1400","ts":1788256800.25,"tenant_id":"t","model":"m","prompt_tokens":5}`
+	lines[1499] = `{"request_id":"B1500","ts":0,"tenant_id":"t","model":"m","prompt_tokens":5}`
 	lines[12345] = "   " + lines[12345]                                                             // leading spaces: a row
 	body := strings.Join(lines, "\n") + "\n\n" + `{"request_id":"last","ts":"2026-09-01T10:00:00Z"` // trailing blank, truncated end
 	for _, name := range []string{"bad.jsonl", "bad.jsonl.gz", "bad.jsonl.zst"} {
@@ -1033,6 +1038,13 @@ func TestFastPathWithBadLines(t *testing.T) {
 				checkReconciled(t, db, res)
 				if !force && (strings.Contains(logs.String(), "line by line") || !strings.Contains(logs.String(), "could not judge")) {
 					t.Errorf("the file left the fast path:\n%s", logs.String())
+				}
+				// Read again in Go: the byte order mark, the two truncated
+				// lines, ts object, {}, garbage, bad UTF-8, 11.5, 1e2, an
+				// epoch past 9999, an epoch with a fraction. The other epochs
+				// are DuckDB's.
+				if !force && !strings.Contains(logs.String(), "could not judge\" file="+p+" lines=11\n") {
+					t.Errorf("not the 11 lines expected to be read again:\n%s", logs.String())
 				}
 				var b strings.Builder
 				for _, q := range []string{
@@ -1059,8 +1071,9 @@ func TestFastPathWithBadLines(t *testing.T) {
 			// The checked path's own verdict, so the comparison cannot pass
 			// on two equally wrong loads: 30,000 lines, a trailing blank one
 			// and a last one, 4 of them blank; rejected: truncated x2, ts
-			// object, {}, garbage, bad UTF-8, 11.5; B1000 duplicates B11.
-			if w.Read != n+2-4 || w.Rejected != 7 || w.Duplicates != 1 || w.Loaded != n+2-4-7-1 {
+			// object, {}, garbage, bad UTF-8, 11.5, an end_ts past 9999;
+			// B1000 duplicates B11.
+			if w.Read != n+2-4 || w.Rejected != 8 || w.Duplicates != 1 || w.Loaded != n+2-4-8-1 {
 				t.Errorf("checked path counts %+v", w)
 			}
 		})
