@@ -14,18 +14,18 @@ WITH src AS (
         -- Required text: present, and not a JSON object or array read as text
         -- (optional text takes those as their JSON text, as the checked path does).
         CASE WHEN request_id <> '' AND ascii(request_id) NOT IN (123, 91) THEN request_id END AS request_id,
-        -- Times: whole epoch seconds, or milliseconds from 1e11 on (as the
-        -- checked path reads them), or written as a date (DuckDB alone would
-        -- also take 'epoch' or 'infinity').
-        CASE WHEN regexp_full_match(ts, '[0-9]{1,15}') THEN
+        -- Times: written as a date (DuckDB alone would also take 'epoch' or
+        -- 'infinity'; its cast refuses digits alone), else whole epoch
+        -- seconds, or milliseconds from 1e11 on, as the checked path reads them.
+        CASE WHEN ascii(ts) BETWEEN 48 AND 57 THEN coalesce(TRY_CAST(ts AS TIMESTAMPTZ),
+             CASE WHEN regexp_full_match(ts, '[0-9]{1,15}') THEN
                   CASE WHEN ts::BIGINT < 100000000000 THEN to_timestamp(ts::BIGINT)
-                       WHEN ts::BIGINT <= 253402300799999 THEN epoch_ms(ts::BIGINT)::TIMESTAMPTZ END
-             WHEN ascii(ts) BETWEEN 48 AND 57 THEN TRY_CAST(ts AS TIMESTAMPTZ) END AS ts,
+                       WHEN ts::BIGINT <= 253402300799999 THEN epoch_ms(ts::BIGINT)::TIMESTAMPTZ END END) END AS ts,
         end_ts AS end_raw,
-        CASE WHEN regexp_full_match(end_ts, '[0-9]{1,15}') THEN
+        CASE WHEN ascii(end_ts) BETWEEN 48 AND 57 THEN coalesce(TRY_CAST(end_ts AS TIMESTAMPTZ),
+             CASE WHEN regexp_full_match(end_ts, '[0-9]{1,15}') THEN
                   CASE WHEN end_ts::BIGINT < 100000000000 THEN to_timestamp(end_ts::BIGINT)
-                       WHEN end_ts::BIGINT <= 253402300799999 THEN epoch_ms(end_ts::BIGINT)::TIMESTAMPTZ END
-             WHEN ascii(end_ts) BETWEEN 48 AND 57 THEN TRY_CAST(end_ts AS TIMESTAMPTZ) END AS end_ts,
+                       WHEN end_ts::BIGINT <= 253402300799999 THEN epoch_ms(end_ts::BIGINT)::TIMESTAMPTZ END END) END AS end_ts,
         CASE WHEN tenant_id <> '' AND ascii(tenant_id) NOT IN (123, 91) THEN tenant_id END AS tenant_id,
         CASE WHEN model <> '' AND ascii(model) NOT IN (123, 91) THEN model END AS model,
         -- Counts: plain digits only (DuckDB alone would round 11.5 and read hex).
