@@ -4,10 +4,13 @@
 // with its file, line, reason and raw text, or counted as a duplicate, so
 // read = loaded + rejected + duplicates per file and in total.
 //
-// A clean canonical JSON Lines file (plain, gzip or zstd) goes through
-// DuckDB's own reader straight into requests; any other file, or one with a
-// line that reader refuses, is read record by record in Go (the checked
-// path). A file is part of the case once the transaction that records it in
+// A canonical JSON Lines file (plain, gzip or zstd) goes through DuckDB's own
+// reader straight into requests (the fast path); the few lines that reader
+// cannot judge exactly as Go would (truncated, not JSON, odd values) are read
+// again and judged by the checked path's parser, so both paths give the same
+// rows, lines and rejects. Any other file (CSV, Parquet, another layout), or
+// one whose rows cannot be matched to lines, is read record by record in Go
+// (the checked path). A file is part of the case once the transaction that records it in
 // ingest_files commits, with all its rows, or not at all: the checked path
 // uses one transaction; the fast path commits its rows first and records
 // them in a second (see loader.fast), and rows of a file that never got its
