@@ -1046,6 +1046,10 @@ func TestFastPathWithBadLines(t *testing.T) {
 				if !force && !strings.Contains(logs.String(), "could not judge\" file="+p+" lines=11\n") {
 					t.Errorf("not the 11 lines expected to be read again:\n%s", logs.String())
 				}
+				// Lines 4097, 8193, ... 28673 (not line 1: its byte order mark).
+				if !force && !strings.Contains(logs.String(), "msg=\"sampled lines\" file="+p+" checked=7 mismatched=0\n") {
+					t.Errorf("not the 7 sampled lines expected:\n%s", logs.String())
+				}
 				var b strings.Builder
 				for _, q := range []string{
 					`SELECT string_agg(concat_ws('|', line, row_id - (file_id << 32), request_id, rfc3339(ts), tenant_id, prompt_tokens, status), E'\n' ORDER BY line) FROM requests`,
@@ -1089,4 +1093,34 @@ func firstDiff(a, b string) string {
 		}
 	}
 	return fmt.Sprintf("lengths %d and %d", len(al), len(bl))
+}
+
+// TestFastPathSampleMismatch: when a sampled line's row does not carry the
+// request_id on that line (rows out of file order), the file goes to the
+// checked path, and loads right.
+func TestFastPathSampleMismatch(t *testing.T) {
+	var rows []rec
+	for i := 1; i <= 10000; i++ {
+		rows = append(rows, row(fmt.Sprintf("S%d", i), "2026-09-01T10:00:00Z", i))
+	}
+	p := writeFile(t, filepath.Join(t.TempDir(), "s.jsonl.gz"), jsonl(rows...))
+	testHookSamples = func(s map[int64]string) { s[4097] = "S4098" }
+	defer func() { testHookSamples = nil }()
+	db := openCase(t)
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	res, err := Run(context.Background(), db, logger, []string{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReconciled(t, db, res)
+	if !strings.Contains(logs.String(), "rows out of file order") || !strings.Contains(logs.String(), "line by line") {
+		t.Errorf("the mismatch did not send the file to the checked path:\n%s", logs.String())
+	}
+	if bad := count(t, db, `SELECT count(*) FROM requests WHERE request_id <> 'S' || line`); bad != 0 || res.Loaded != 10000 {
+		t.Errorf("%d rows at a wrong line, %d loaded", bad, res.Loaded)
+	}
+	if n := count(t, db, `SELECT count(*) FROM ingest_files`); n != 1 {
+		t.Errorf("%d files recorded", n)
+	}
 }

@@ -22,6 +22,10 @@ var testHookBeforeCommit func(path string)
 // compare it with the fast path on the same bytes.
 var testForceChecked bool
 
+// testHookSamples lets tests spoil the line check's samples, as rows out of
+// file order would.
+var testHookSamples func(map[int64]string)
+
 // testHookAfterRows lets tests crash a fast load between its two
 // transactions: an error returned stops the load with no cleanup.
 var testHookAfterRows func(path string) error
