@@ -189,6 +189,9 @@ func (c *Config) Validate() error {
 	if c.DecodePoolTokens < 2*c.MaxContextTokens {
 		p = append(p, "decode pool: must hold two maximum contexts")
 	}
+	if c.DecodePoolTokens > maxPool/3*2 { // dc-0 grows by half at the fix
+		p = append(p, fmt.Sprintf("decode pool: at most %d tokens", int64(maxPool/3*2)))
+	}
 	order := []time.Time{c.LogStart, c.WindowStart, c.CapacityChangeAt, c.DecodeGrowAt, c.WindowEnd, c.FixAt, c.LogEnd}
 	for i := 1; i < len(order); i++ {
 		if !order[i].After(order[i-1]) {
@@ -299,7 +302,7 @@ type row struct {
 	forceNoDecode, noDecode bool
 
 	own     *owner
-	held    []segment
+	held    hold
 	sources map[*owner]int64
 	unknown int64
 }

@@ -441,6 +441,7 @@ func TestConfigErrors(t *testing.T) {
 		func(c *Config) { c.Allocator = "random" },
 		func(c *Config) { c.Requests = 5 },
 		func(c *Config) { c.PageSize = 0 },
+		func(c *Config) { c.DecodePoolTokens = 1 << 32 }, // beyond 32-bit slots
 	} {
 		c := DefaultConfig()
 		mod(&c)
