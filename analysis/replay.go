@@ -14,24 +14,34 @@ import (
 // Slots are never tracked one by one: prompts reach a million tokens and
 // pools millions of slots. Every slot is, at any time, in exactly one of the
 // free list, the release list (policy sorted) or a request's held list, and
-// it travels there inside a run [s,e) that also carries the slot's owner:
-// the last request that wrote it (its index in the instance's rows), or
-// unknownOwner when never written since the log began. Ownership therefore needs no separate map: a normal request
-// relabels the runs it takes, a trigger relabels only its first
-// 1+completion_tokens slots, and the labels of the rest are its sources.
+// it travels there inside a run that also carries the slot's owner: the
+// last request that wrote it (its index in the instance's rows), or
+// unknownOwner when never written since the log began. Ownership therefore
+// needs no separate map: a normal request relabels the runs it takes, a
+// trigger relabels only its first 1+completion_tokens slots, and the labels
+// of the rest are its sources.
+//
+// Which slot indices a run covers matters only under sorted, whose merge
+// orders the free slots by index (sortedPool: runs [s,e)). Under fifo and
+// lifo only the order of the slots in the lists decides who gets what, so
+// orderPool keeps owners alone (runs of n slots) and joins any two
+// neighbouring runs of one owner. Keeping indices there cost the replay its
+// speed: the index ranges fragment as the log goes on (every partial
+// allocation cuts one and they seldom touch again: 475 ranges per
+// allocation on average over a simulated 1M fifo log, 850 under lifo),
+// while owners stay about one run per request.
 
 const unknownOwner int32 = -1
 
-// slot is a slot index. 32 bits keep a run at 12 bytes: the fifo and lifo
-// free lists hold hundreds of thousands of runs and every allocation moves
-// some, so the replay is bound by memory bandwidth. A pool is at most
+// slot is a slot index or count. 32 bits keep runs small; a pool is at most
 // maxPool slots (4 billion tokens of KV cache: far beyond any machine).
 type slot = uint32
 
 const maxPool = 1<<32 - 1
 
 // slotRun is the slots [s,e), all last written by owner: the index of a
-// row of the instance (its allocation order), or unknownOwner.
+// row of the instance (its allocation order), or unknownOwner. Policy
+// sorted only.
 type slotRun struct {
 	s, e  slot
 	owner int32
@@ -81,10 +91,221 @@ type replayResult struct {
 	shrinks  int64 // capacity rows that would shrink the pool (ignored)
 }
 
-// runDeque is a double-ended queue of runs in a ring buffer whose size is a
-// power of two, with the total number of slots it holds. Under fifo and
-// lifo the free list fragments into hundreds of thousands of runs, so this
-// is the replay's inner loop.
+// replayPool is one decode pool under one allocator policy. Rows are named
+// by their index in the instance's rows.
+type replayPool interface {
+	// grow appends the never-written slots [from, to) to the free list.
+	grow(from, to int64)
+	// allocate gives row i up to n slots from the front of the free list
+	// and returns how many were missing. Row i writes its first write
+	// slots (all of them when write < 0); the owners of the others go to
+	// stale, in order.
+	allocate(i int, n, write int64, stale *sourceTally) (short int64)
+	// release frees row i's slots, if it holds any.
+	release(i int)
+}
+
+// sourceTally adds up a trigger's unwritten slots by previous owner.
+type sourceTally struct {
+	unknown  int64
+	bySource map[int32]int64
+	// Runs of one owner often follow each other: add them up before
+	// touching the map.
+	last  int32
+	lastN int64
+}
+
+func (t *sourceTally) reset() {
+	if t.bySource == nil {
+		t.bySource = map[int32]int64{}
+	}
+	clear(t.bySource)
+	t.unknown, t.last, t.lastN = 0, unknownOwner, 0
+}
+
+func (t *sourceTally) add(owner int32, n int64) {
+	switch {
+	case owner == unknownOwner:
+		t.unknown += n
+	case owner == t.last:
+		t.lastN += n
+	default:
+		if t.lastN > 0 {
+			t.bySource[t.last] += t.lastN
+		}
+		t.last, t.lastN = owner, n
+	}
+}
+
+// result is the trigger rowID's slots, sources by row_id.
+func (t *sourceTally) result(rowID int64, rows []replayRow) triggerSlots {
+	if t.lastN > 0 {
+		t.bySource[t.last] += t.lastN
+		t.lastN = 0
+	}
+	ts := triggerSlots{rowID: rowID, unknown: t.unknown}
+	for idx, n := range t.bySource {
+		ts.sources = append(ts.sources, sourceSlots{rows[idx].rowID, n})
+	}
+	slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmpInt64(a.rowID, b.rowID) })
+	return ts
+}
+
+// ownerRun is n neighbouring slots of a list (not necessarily of
+// neighbouring indices), all last written by owner. n fits a slot: the
+// slots of a list are distinct slots of one pool.
+type ownerRun struct {
+	n     slot
+	owner int32
+}
+
+// appendOwner appends r to runs, joining it to the last run when they have
+// the same owner.
+func appendOwner(runs []ownerRun, r ownerRun) []ownerRun {
+	if r.n == 0 {
+		return runs
+	}
+	if k := len(runs); k > 0 && runs[k-1].owner == r.owner {
+		runs[k-1].n += r.n
+		return runs
+	}
+	return append(runs, r)
+}
+
+// ownerDeque is the fifo/lifo free list: a ring buffer of owner runs whose
+// size is a power of two, neighbours of one owner joined, with the number
+// of slots it holds.
+type ownerDeque struct {
+	buf     []ownerRun
+	mask    int
+	head, n int
+	slots   int64
+}
+
+func (d *ownerDeque) grow() {
+	nb := make([]ownerRun, max(64, 2*len(d.buf)))
+	for i := 0; i < d.n; i++ {
+		nb[i] = d.buf[(d.head+i)&d.mask]
+	}
+	d.buf, d.head, d.mask = nb, 0, len(nb)-1
+}
+
+func (d *ownerDeque) pushBack(r ownerRun) {
+	if r.n == 0 {
+		return
+	}
+	d.slots += int64(r.n)
+	if d.n > 0 {
+		if b := &d.buf[(d.head+d.n-1)&d.mask]; b.owner == r.owner {
+			b.n += r.n
+			return
+		}
+	}
+	if d.n == len(d.buf) {
+		d.grow()
+	}
+	d.buf[(d.head+d.n)&d.mask] = r
+	d.n++
+}
+
+func (d *ownerDeque) pushFront(r ownerRun) {
+	if r.n == 0 {
+		return
+	}
+	d.slots += int64(r.n)
+	if d.n > 0 {
+		if f := &d.buf[d.head]; f.owner == r.owner {
+			f.n += r.n
+			return
+		}
+	}
+	if d.n == len(d.buf) {
+		d.grow()
+	}
+	d.head = (d.head - 1) & d.mask
+	d.buf[d.head] = r
+	d.n++
+}
+
+// popFront removes the front run, or only its first limit slots when it
+// has more; the deque must not be empty.
+func (d *ownerDeque) popFront(limit int64) ownerRun {
+	f := &d.buf[d.head]
+	if int64(f.n) > limit {
+		f.n -= slot(limit)
+		d.slots -= limit
+		return ownerRun{slot(limit), f.owner}
+	}
+	r := *f
+	d.head = (d.head + 1) & d.mask
+	d.n--
+	d.slots -= int64(r.n)
+	return r
+}
+
+// orderPool is a pool under fifo or lifo: owners only (see the top of the
+// file).
+type orderPool struct {
+	lifo  bool
+	free  ownerDeque
+	held  [][]ownerRun
+	spare [][]ownerRun // released held lists, reused: no garbage per request
+}
+
+func (p *orderPool) grow(from, to int64) {
+	p.free.pushBack(ownerRun{slot(to - from), unknownOwner})
+}
+
+func (p *orderPool) release(i int) {
+	runs := p.held[i]
+	p.held[i] = nil
+	if runs == nil {
+		return
+	}
+	if p.lifo { // the first held ends up at the front
+		for k := len(runs) - 1; k >= 0; k-- {
+			p.free.pushFront(runs[k])
+		}
+	} else {
+		for _, r := range runs {
+			p.free.pushBack(r)
+		}
+	}
+	p.spare = append(p.spare, runs[:0])
+}
+
+func (p *orderPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
+	short := max(0, n-p.free.slots)
+	n -= short
+	var mine []ownerRun
+	if k := len(p.spare); k > 0 {
+		mine, p.spare = p.spare[k-1], p.spare[:k-1]
+	}
+	if write < 0 {
+		write = n
+	}
+	for n > 0 {
+		r := p.free.popFront(n)
+		n -= int64(r.n)
+		if write > 0 {
+			w := min(write, int64(r.n))
+			mine = appendOwner(mine, ownerRun{slot(w), int32(i)})
+			write -= w
+			r.n -= slot(w)
+			if r.n == 0 {
+				continue
+			}
+		}
+		mine = appendOwner(mine, r)
+		stale.add(r.owner, int64(r.n))
+	}
+	p.held[i] = mine
+	return short
+}
+
+// runDeque is sortedPool's free list: a double-ended queue of runs in a
+// ring buffer whose size is a power of two, with the number of slots it
+// holds.
 type runDeque struct {
 	buf        []slotRun
 	mask       int
@@ -99,8 +320,6 @@ func (d *runDeque) grow() {
 	}
 	d.buf, d.head, d.mask = nb, 0, len(nb)-1
 }
-
-func (d *runDeque) at(i int) *slotRun { return &d.buf[(d.head+i)&d.mask] }
 
 func (d *runDeque) pushBack(r slotRun) {
 	if r.e <= r.s {
@@ -118,77 +337,6 @@ func (d *runDeque) pushBack(r slotRun) {
 	}
 	d.buf[(d.head+d.n)&d.mask] = r
 	d.n++
-}
-
-func (d *runDeque) pushFront(r slotRun) {
-	if r.e <= r.s {
-		return
-	}
-	d.totalSlots += r.len()
-	if d.n > 0 {
-		if f := &d.buf[d.head]; r.e == f.s && f.owner == r.owner {
-			f.s = r.s
-			return
-		}
-	}
-	if d.n == len(d.buf) {
-		d.grow()
-	}
-	d.head = (d.head - 1) & d.mask
-	d.buf[d.head] = r
-	d.n++
-}
-
-// reserve makes room for k more runs.
-func (d *runDeque) reserve(k int) {
-	for d.n+k > len(d.buf) {
-		d.grow()
-	}
-}
-
-// pushBackAll appends runs (already coalesced among themselves) in order:
-// one or two block copies instead of a push per run.
-func (d *runDeque) pushBackAll(runs []slotRun, slots int64) {
-	if len(runs) == 0 {
-		return
-	}
-	if d.n > 0 {
-		if b := &d.buf[(d.head+d.n-1)&d.mask]; b.e == runs[0].s && b.owner == runs[0].owner {
-			b.e = runs[0].e
-			d.totalSlots += runs[0].len()
-			slots -= runs[0].len()
-			runs = runs[1:]
-		}
-	}
-	d.reserve(len(runs))
-	d.totalSlots += slots
-	tail := (d.head + d.n) & d.mask
-	c := copy(d.buf[tail:], runs)
-	copy(d.buf, runs[c:])
-	d.n += len(runs)
-}
-
-// pushFrontAll puts runs (already coalesced among themselves) at the front,
-// runs[0] first.
-func (d *runDeque) pushFrontAll(runs []slotRun, slots int64) {
-	if len(runs) == 0 {
-		return
-	}
-	if d.n > 0 {
-		last := runs[len(runs)-1]
-		if f := &d.buf[d.head]; last.e == f.s && last.owner == f.owner {
-			f.s = last.s
-			d.totalSlots += last.len()
-			slots -= last.len()
-			runs = runs[:len(runs)-1]
-		}
-	}
-	d.reserve(len(runs))
-	d.totalSlots += slots
-	d.head = (d.head - len(runs)) & d.mask
-	c := copy(d.buf[d.head:], runs)
-	copy(d.buf, runs[c:])
-	d.n += len(runs)
 }
 
 // take removes up to n slots from the front, appending them to dst in order
@@ -243,17 +391,72 @@ func appendRun(runs []slotRun, r slotRun) []slotRun {
 	return append(runs, r)
 }
 
+// sortedPool is a pool under sorted: freed slots wait in the release list
+// until an allocation finds the free list too short.
+type sortedPool struct {
+	free     runDeque
+	released []slotRun
+	held     [][]slotRun
+	spare    [][]slotRun // released held lists, reused: no garbage per request
+	taken    []slotRun   // scratch
+}
+
+func (p *sortedPool) grow(from, to int64) {
+	p.free.pushBack(slotRun{slot(from), slot(to), unknownOwner})
+}
+
+func (p *sortedPool) release(i int) {
+	runs := p.held[i]
+	p.held[i] = nil
+	if runs == nil {
+		return
+	}
+	p.released = append(p.released, runs...)
+	p.spare = append(p.spare, runs[:0])
+}
+
+func (p *sortedPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
+	if p.free.totalSlots < n && len(p.released) > 0 {
+		// Merge the release list into the free list, by slot index.
+		all := p.free.drain(p.released)
+		slices.SortFunc(all, func(a, b slotRun) int { return cmpInt64(int64(a.s), int64(b.s)) })
+		for _, r := range all {
+			p.free.pushBack(r)
+		}
+		p.released = all[:0]
+	}
+	var mine []slotRun
+	if k := len(p.spare); k > 0 {
+		mine, p.spare = p.spare[k-1][:0], p.spare[:k-1]
+	}
+	var short int64
+	if write < 0 {
+		mine, short = p.free.take(n, int32(i), mine)
+		p.held[i] = mine
+		return short
+	}
+	p.taken, short = p.free.take(n, -1, p.taken[:0])
+	for _, r := range p.taken {
+		if write > 0 {
+			w := min(write, r.len())
+			mine = appendRun(mine, slotRun{r.s, r.s + slot(w), int32(i)})
+			write -= w
+			r.s += slot(w)
+			if r.len() == 0 {
+				continue
+			}
+		}
+		mine = appendRun(mine, r)
+		stale.add(r.owner, r.len())
+	}
+	p.held[i] = mine
+	return short
+}
+
 // replayOne replays one decode instance under policy (sorted, fifo, lifo).
 func replayOne(in instanceReplay, policy string) replayResult {
-	var (
-		res       replayResult
-		free      runDeque
-		released  []slotRun // the release list of policy sorted
-		held      = make([][]slotRun, len(in.rows))
-		heldSlots = make([]int64, len(in.rows))
-		taken     []slotRun // scratch
-		pool      = in.pool
-	)
+	var res replayResult
+	pool := in.pool
 	for _, g := range in.growth {
 		pool = max(pool, g.pool)
 	}
@@ -261,104 +464,43 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		res.err = fmt.Errorf("a decode pool of %d slots is beyond the replay's %d", pool, int64(maxPool))
 		return res
 	}
+	var p replayPool
+	switch policy {
+	case incident.AllocFIFO, incident.AllocLIFO:
+		p = &orderPool{lifo: policy == incident.AllocLIFO, held: make([][]ownerRun, len(in.rows))}
+	default:
+		p = &sortedPool{held: make([][]slotRun, len(in.rows))}
+	}
 	pool = in.pool
-	free.pushBack(slotRun{0, slot(pool), unknownOwner})
+	p.grow(0, pool)
 
-	growTo := func(p int64) {
-		if p < pool {
+	growTo := func(size int64) {
+		if size < pool {
 			res.shrinks++ // slots cannot be taken back from their holders: keep them
 			return
 		}
-		free.pushBack(slotRun{slot(pool), slot(p), unknownOwner})
-		pool = p
+		p.grow(pool, size)
+		pool = size
 	}
-	var spare [][]slotRun // released held lists, reused: no garbage per request
-	release := func(i int) {
-		runs := held[i]
-		held[i] = nil
-		if runs == nil {
-			return
-		}
-		switch policy {
-		case incident.AllocFIFO:
-			free.pushBackAll(runs, heldSlots[i])
-		case incident.AllocLIFO: // the first held ends up at the front
-			free.pushFrontAll(runs, heldSlots[i])
-		default: // sorted
-			released = append(released, runs...)
-		}
-		spare = append(spare, runs[:0]) // every branch copied the runs out
-	}
+	var tally sourceTally
 	allocate := func(i int) {
 		row := in.rows[i]
 		if row.slots <= 0 {
 			return
 		}
-		if policy != incident.AllocFIFO && policy != incident.AllocLIFO && free.totalSlots < row.slots && len(released) > 0 {
-			// sorted: merge the release list into the free list, by slot index.
-			all := free.drain(released)
-			slices.SortFunc(all, func(a, b slotRun) int { return cmpInt64(int64(a.s), int64(b.s)) })
-			for _, r := range all {
-				free.pushBack(r)
-			}
-			released = all[:0]
-		}
-		var mine []slotRun
-		if k := len(spare); k > 0 {
-			mine, spare = spare[k-1][:0], spare[:k-1]
-		}
-		var short int64
 		if row.overwrite < 0 {
-			mine, short = free.take(row.slots, int32(i), mine)
-			if short > 0 {
+			if p.allocate(i, row.slots, -1, nil) > 0 {
 				res.warnings++
 			}
-			held[i], heldSlots[i] = mine, row.slots-short
 			return
-		}
-		taken, short = free.take(row.slots, -1, taken[:0])
-		if short > 0 {
-			res.warnings++
 		}
 		// A trigger: it writes its first overwrite slots; the rest keep
 		// their owners, who are its sources and stay their owners.
-		ts := triggerSlots{rowID: row.rowID}
-		left := row.overwrite
-		bySource := map[int32]int64{}
-		// Runs of one owner often follow each other: add them up before
-		// touching the map.
-		lastOwner, lastSlots := unknownOwner, int64(0)
-		for _, r := range taken {
-			if left > 0 {
-				w := min(left, r.len())
-				mine = appendRun(mine, slotRun{r.s, r.s + slot(w), int32(i)})
-				left -= w
-				r.s += slot(w)
-				if r.len() == 0 {
-					continue
-				}
-			}
-			mine = appendRun(mine, r)
-			if r.owner == unknownOwner {
-				ts.unknown += r.len()
-			} else if r.owner == lastOwner {
-				lastSlots += r.len()
-			} else {
-				if lastSlots > 0 {
-					bySource[lastOwner] += lastSlots
-				}
-				lastOwner, lastSlots = r.owner, r.len()
-			}
+		tally.reset()
+		if p.allocate(i, row.slots, row.overwrite, &tally) > 0 {
+			res.warnings++
 		}
-		if lastSlots > 0 {
-			bySource[lastOwner] += lastSlots
-		}
-		for idx, n := range bySource {
-			ts.sources = append(ts.sources, sourceSlots{in.rows[idx].rowID, n})
-		}
-		slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmpInt64(a.rowID, b.rowID) })
-		res.triggers = append(res.triggers, ts)
-		held[i], heldSlots[i] = mine, row.slots-short
+		res.triggers = append(res.triggers, tally.result(row.rowID, in.rows))
 	}
 
 	// Merge the three event streams. At equal times: pool growth, then
@@ -396,12 +538,12 @@ func replayOne(in instanceReplay, policy string) replayResult {
 				pendingRelease[i] = true
 				continue
 			}
-			release(i)
+			p.release(i)
 		case 2:
 			allocate(a)
 			allocated[a] = true
 			if pendingRelease[a] {
-				release(a)
+				p.release(a)
 			}
 			a++
 		}
@@ -418,5 +560,3 @@ func cmpInt64(a, b int64) int {
 	}
 	return 0
 }
-
-var statTaken, statAllocs, statMaxFree int

@@ -8,8 +8,8 @@ import (
 
 // synthInstance is one decode instance's day: a request a second lasting
 // 2-22 s, 0.02-5.6k slots, 1% of 0.6-1M slots (half of them triggers), on a
-// 3.2M-slot pool. Under fifo and lifo its free list fragments into ~200k
-// runs: the replay's worst case.
+// 3.2M-slot pool. Under fifo and lifo its free slot indices fragment into
+// ~200k ranges, which the replay no longer keeps there (owners only).
 func synthInstance(n int, seed uint64) instanceReplay {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	in := instanceReplay{pool: 3200000}
