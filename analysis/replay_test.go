@@ -132,9 +132,9 @@ func refReplay(in instanceReplay, policy string) replayResult {
 	return res
 }
 
-// randomInstance is n requests on a pool of a few hundred slots: sizes up to
-// the whole pool (shortages), many triggers, equal times (including end ==
-// ts), growth and shrinks in the capacity timeline.
+// randomInstance is n requests on a small pool: sizes up to the whole pool
+// (shortages), many triggers, equal times (including end == ts), growth and
+// shrinks in the capacity timeline.
 func randomInstance(rng *rand.Rand, n int, pool int64) instanceReplay {
 	in := instanceReplay{pool: pool}
 	ts := int64(0)
