@@ -143,8 +143,16 @@ CREATE OR REPLACE MACRO rfc3339(t) AS
          WHEN microsecond(t) % 1000000 = 0 THEN strftime(t, '%Y-%m-%dT%H:%M:%SZ')
          ELSE strftime(t, '%Y-%m-%dT%H:%M:%S.%fZ') END;
 
--- Recovery, not schema: a fast ingest commits a file's rows, then numbers
--- them and records the file in ingest_files in a second transaction (see
--- ingest/load.go). Rows whose file never reached the chain of custody are a
--- load interrupted between the two (a crash): they are not part of the case.
-DELETE FROM requests WHERE file_id NOT IN (SELECT file_id FROM ingest_files);
+-- A fast ingest commits a file's rows together with a row here, then
+-- records the file in ingest_files and removes this row in a second
+-- transaction (see ingest/fast.go).
+CREATE TABLE IF NOT EXISTS ingest_pending (
+    file_id BIGINT NOT NULL,
+    path    VARCHAR NOT NULL
+);
+
+-- Recovery, not schema: the rows of a load interrupted between its two
+-- transactions (a crash) are not part of the case. Only those: rows that
+-- came by other means are never touched.
+DELETE FROM requests WHERE file_id IN (SELECT file_id FROM ingest_pending);
+DELETE FROM ingest_pending;

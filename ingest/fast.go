@@ -132,8 +132,9 @@ func lineOf(pos int64, blanks []int64) int64 {
 // for 5M rows); on committed rows it costs 0.1 s. So the first transaction
 // commits the rows, with line 0 and no ingest_files row; the second numbers
 // them, settles the placeholders, drops duplicates and records the file.
-// Until it commits, the rows are not part of the case: a failure deletes
-// them, and after a crash casedb.Open does (schema.sql).
+// Until it commits, the rows are not part of the case: the first
+// transaction marks them in ingest_pending; a failure deletes them, and
+// after a crash casedb.Open does (schema.sql).
 func (l *loader) fast(ctx context.Context) (bool, error) {
 	if err := l.begin(ctx); err != nil {
 		return false, err
@@ -157,6 +158,10 @@ func (l *loader) fast(ctx context.Context) (bool, error) {
 			"more_blank_lines_than", c.many, "reader_err", err, "line_count_err", c.err)
 		l.rollback()
 		return false, nil
+	}
+	if _, err := l.exec(ctx, "ingest_pending_add", l.fileID, l.fi.path); err != nil {
+		l.rollback()
+		return false, err
 	}
 	if _, err := l.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		l.rollback()
@@ -225,6 +230,9 @@ func (l *loader) numberAndFinish(ctx context.Context, n int64, c lineCheck) (boo
 		}
 	} else {
 		s = &stageSink{}
+	}
+	if _, err := l.exec(ctx, "ingest_pending_done", l.fileID); err != nil {
+		return false, err
 	}
 	placeholders := int64(len(redo))
 	return true, l.finish(ctx, n, n-placeholders+s.staged, s.rejected, 0)
@@ -373,11 +381,15 @@ func (l *loader) recheck(ctx context.Context, lines []int64, s sink) (bool, erro
 	return true, nil
 }
 
-// deleteRows removes the committed rows of a fast load that did not finish;
-// like rollback, it runs even when ctx is cancelled.
+// deleteRows removes the committed rows of a fast load that did not finish,
+// then its loading mark (a crash between the two leaves the mark, and
+// casedb.Open finishes the job); like rollback, it runs even when ctx is
+// cancelled.
 func (l *loader) deleteRows() error {
-	if _, err := l.conn.ExecContext(context.Background(), queries.Get("ingest_delete_file_rows"), l.fileID); err != nil {
-		return fmt.Errorf("%s: delete unfinished rows: %w", l.fi.path, err)
+	for _, q := range []string{"ingest_delete_file_rows", "ingest_pending_done"} {
+		if _, err := l.conn.ExecContext(context.Background(), queries.Get(q), l.fileID); err != nil {
+			return fmt.Errorf("%s: delete unfinished rows: %s: %w", l.fi.path, q, err)
+		}
 	}
 	return nil
 }

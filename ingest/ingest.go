@@ -14,7 +14,8 @@
 // ingest_files commits, with all its rows, or not at all: the checked path
 // uses one transaction; the fast path commits its rows first and records
 // them in a second (see loader.fast), and rows of a file that never got its
-// ingest_files row are deleted (at once, or by casedb.Open after a crash).
+// ingest_files row (still in ingest_pending) are deleted, at once or by
+// casedb.Open after a crash.
 //
 // Where a row came from: requests.line is the 1-based line of a JSON Lines
 // file (blank lines count, and are not rows), the physical line on which a

@@ -709,6 +709,9 @@ func TestFastPathKeepsLineNumbers(t *testing.T) {
 	if got := count(t, db, `SELECT count(*) FROM requests`); got != n {
 		t.Fatalf("%d rows committed before the crash, want %d (else the hook tests nothing)", got, n)
 	}
+	if got := count(t, db, `SELECT count(*) FROM ingest_pending`); got != 1 {
+		t.Fatalf("%d files marked as loading at the crash, want 1", got)
+	}
 	db.Close()
 	testHookAfterRows = nil
 	db, err = casedb.Open(context.Background(), path)
@@ -767,6 +770,9 @@ func TestCancelLeavesConsistentCaseAndRerunFinishes(t *testing.T) {
 				t.Errorf("%d files in the ledger after the interrupt, want %d", got, cancelAt-1)
 			}
 			checkReconciled(t, db, &Result{})
+			if got := count(t, db, `SELECT count(*) FROM ingest_pending`); got != 0 {
+				t.Errorf("%d files still marked as loading after the interrupt", got)
+			}
 			testHookBeforeCommit = nil
 			res = run(t, db, paths, Options{})
 			if got := count(t, db, `SELECT count(*) FROM requests`); got != 9000 {
@@ -1122,5 +1128,8 @@ func TestFastPathSampleMismatch(t *testing.T) {
 	}
 	if n := count(t, db, `SELECT count(*) FROM ingest_files`); n != 1 {
 		t.Errorf("%d files recorded", n)
+	}
+	if n := count(t, db, `SELECT count(*) FROM ingest_pending`); n != 0 {
+		t.Errorf("%d files still marked as loading", n)
 	}
 }
