@@ -216,11 +216,11 @@ func (l *loader) numberAndFinish(ctx context.Context, n int64, c lineCheck) (boo
 	if ok, err := l.samplesMatch(ctx, c.samples, redo); err != nil || !ok {
 		return false, err
 	}
-	var s *stageSink
+	var s *rowSink
 	if len(redo) > 0 {
 		l.logger.Debug("checking lines the fast reader could not judge", "file", l.fi.path, "lines", len(redo))
 		var ok bool
-		s, err = l.stageWith(ctx, func(s *stageSink, _ driver.Conn) error {
+		s, err = l.appendRows(ctx, func(s *rowSink, _ driver.Conn) error {
 			var rerr error
 			ok, rerr = l.recheck(ctx, redo, s)
 			return rerr
@@ -229,13 +229,13 @@ func (l *loader) numberAndFinish(ctx context.Context, n int64, c lineCheck) (boo
 			return false, err
 		}
 	} else {
-		s = &stageSink{}
+		s = &rowSink{}
 	}
 	if _, err := l.exec(ctx, "ingest_pending_done", l.fileID); err != nil {
 		return false, err
 	}
 	placeholders := int64(len(redo))
-	return true, l.finish(ctx, n, n-placeholders+s.staged, s.rejected, 0)
+	return true, l.finish(ctx, n, n-placeholders+s.appended, s.rejected, 0)
 }
 
 // samplesMatch checks, on the sampled lines DuckDB's reader loaded, that the

@@ -1058,7 +1058,7 @@ func TestFastPathWithBadLines(t *testing.T) {
 				}
 				var b strings.Builder
 				for _, q := range []string{
-					`SELECT string_agg(concat_ws('|', line, row_id - (file_id << 32), request_id, rfc3339(ts), tenant_id, prompt_tokens, status), E'\n' ORDER BY line) FROM requests`,
+					`SELECT string_agg(concat_ws('|', line, row_id - (file_id << 32), request_id, rfc3339(ts), tenant_id, prompt_tokens, status, row_hash), E'\n' ORDER BY line) FROM requests`,
 					`SELECT string_agg(concat_ws('|', line, reason, raw), E'\n' ORDER BY line) FROM rejected_rows`,
 				} {
 					var s sql.NullString

@@ -110,30 +110,32 @@ func (l *loader) load(ctx context.Context) error {
 	return nil
 }
 
-// stageSink appends checked rows to the stage table and rejected records
+// rowSink appends checked rows to requests and rejected records
 // straight to rejected_rows, inside the file's transaction.
-type stageSink struct {
-	fileID                           int64
-	stage, rejects                   *duckdb.Appender
-	read, staged, rejected, dupLines int64
+type rowSink struct {
+	fileID                             int64
+	rows, rejects                      *duckdb.Appender
+	read, appended, rejected, dupLines int64
 }
 
-func (s *stageSink) row(line int64, v values) error {
+func (s *rowSink) row(line int64, v values) error {
 	if line > maxLine {
 		return fmt.Errorf("line %d: more lines than a file may have", line)
 	}
 	s.read++
-	s.staged++
-	return s.stage.AppendRow(line, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11])
+	s.appended++
+	// row_hash comes after, from DuckDB's hash() as on the fast path.
+	return s.rows.AppendRow(s.fileID<<32|line, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
+		uint64(0), s.fileID, line)
 }
 
-func (s *stageSink) reject(line int64, reason, raw string) error {
+func (s *rowSink) reject(line int64, reason, raw string) error {
 	s.read++
 	s.rejected++
 	return s.rejects.AppendRow(s.fileID, line, reason, raw)
 }
 
-func (s *stageSink) duplicateLine() {
+func (s *rowSink) duplicateLine() {
 	s.read++
 	s.dupLines++
 }
@@ -142,49 +144,49 @@ func (s *stageSink) duplicateLine() {
 // record with its line, reason and raw text.
 func (l *loader) checked(ctx context.Context) error {
 	inst := instanceFromName(l.fi.name)
-	s, err := l.stageWith(ctx, func(s *stageSink, dc driver.Conn) error {
+	s, err := l.appendRows(ctx, func(s *rowSink, dc driver.Conn) error {
 		return l.read(ctx, s, inst, dc)
 	})
 	if err != nil {
 		return err
 	}
-	return l.finish(ctx, s.read, s.staged, s.rejected, s.dupLines)
+	return l.finish(ctx, s.read, s.appended, s.rejected, s.dupLines)
 }
 
-// stageWith runs fill with a sink whose rows go through the stage table into
-// requests, and whose rejected records go to rejected_rows, inside the
-// file's open transaction.
-func (l *loader) stageWith(ctx context.Context, fill func(*stageSink, driver.Conn) error) (*stageSink, error) {
-	if _, err := l.exec(ctx, "ingest_0_stage"); err != nil {
-		return nil, err
-	}
-	s := &stageSink{fileID: l.fileID}
+// appendRows runs fill with a sink whose rows are appended to requests and
+// whose rejected records go to rejected_rows, inside the file's open
+// transaction; the rows' hashes are set at the end. Appending straight to
+// requests keeps memory flat: DuckDB writes a big insert's row groups to
+// disk as they fill, where a stage table (temporary, so in memory) held the
+// whole file until commit (1.4 GB for a 5M-row CSV).
+func (l *loader) appendRows(ctx context.Context, fill func(*rowSink, driver.Conn) error) (*rowSink, error) {
+	s := &rowSink{fileID: l.fileID}
 	err := l.conn.Raw(func(dc any) error {
 		conn, ok := dc.(driver.Conn)
 		if !ok {
 			return errors.New("ingest: not a DuckDB connection")
 		}
 		var err error
-		if s.stage, err = duckdb.NewAppender(conn, "temp", "main", "ingest_stage"); err != nil {
-			return fmt.Errorf("stage appender: %w", err)
+		if s.rows, err = duckdb.NewAppender(conn, "", "main", "requests"); err != nil {
+			return fmt.Errorf("requests appender: %w", err)
 		}
 		if s.rejects, err = duckdb.NewAppender(conn, "", "main", "rejected_rows"); err != nil {
-			s.stage.Close()
+			s.rows.Close()
 			return fmt.Errorf("rejected_rows appender: %w", err)
 		}
 		ferr := fill(s, conn)
-		e1, e2 := s.stage.Close(), s.rejects.Close()
+		e1, e2 := s.rows.Close(), s.rejects.Close()
 		return errors.Join(ferr, e1, e2)
 	})
 	if err != nil {
 		return nil, err
 	}
-	inserted, err := l.exec(ctx, "ingest_stage_load", l.fileID)
+	hashed, err := l.exec(ctx, "ingest_row_hash", l.fileID)
 	if err != nil {
 		return nil, err
 	}
-	if inserted != s.staged {
-		return nil, fmt.Errorf("%s: staged %d rows but moved %d", l.fi.path, s.staged, inserted)
+	if hashed != s.appended {
+		return nil, fmt.Errorf("%s: appended %d rows but hashed %d", l.fi.path, s.appended, hashed)
 	}
 	return s, nil
 }
