@@ -1028,9 +1028,13 @@ func TestFastPathWithBadLines(t *testing.T) {
 	lines[1499] = `{"request_id":"B1500","ts":0,"tenant_id":"t","model":"m","prompt_tokens":5}`
 	lines[12345] = "   " + lines[12345]                                                             // leading spaces: a row
 	body := strings.Join(lines, "\n") + "\n\n" + `{"request_id":"last","ts":"2026-09-01T10:00:00Z"` // trailing blank, truncated end
-	for _, name := range []string{"bad.jsonl", "bad.jsonl.gz", "bad.jsonl.zst"} {
+	crlf := strings.ReplaceAll(body, "\n", "\r\n")
+	for _, tt := range []struct{ name, body string }{
+		{"bad.jsonl", body}, {"bad.jsonl.gz", body}, {"bad.jsonl.zst", body}, {"bad-crlf.jsonl.gz", crlf},
+	} {
+		name := tt.name
 		t.Run(name, func(t *testing.T) {
-			p := writeFile(t, filepath.Join(t.TempDir(), name), body)
+			p := writeFile(t, filepath.Join(t.TempDir(), name), tt.body)
 			dump := func(force bool) (string, *Result) {
 				testForceChecked = force
 				defer func() { testForceChecked = false }()
