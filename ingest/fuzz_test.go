@@ -78,3 +78,25 @@ func FuzzParseLine(f *testing.F) {
 		}
 	})
 }
+
+func TestTopLevelKeys(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{`{}`, 0},
+		{`{"a":1}`, 1},
+		{`{"a":1,"a":2}`, 2},
+		{`{"a":{"b":1,"c":2}}`, 1},
+		{`{"a":"x\":y","b":[{"c":1},"d"]}`, 2},
+		{` { "a" : 1 ,` + "\n\t" + `"b" :2}`, 2},
+		{`{"a":"\\","b":1}`, 2},
+		{`{"a":"b:","c":"\u0022d\u0022:"}`, 2},
+		{`{"request_id":"r","tenant_id":"first","tenant_id":"second","x":{"tenant_id":1}}`, 4},
+	}
+	for _, tt := range tests {
+		if got := topLevelKeys([]byte(tt.in)); got != tt.want {
+			t.Errorf("topLevelKeys(%s) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}

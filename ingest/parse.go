@@ -56,15 +56,45 @@ func parseJSONObject(line []byte) (map[string]any, error) {
 	if !ok {
 		return nil, errors.New("not a JSON object")
 	}
-	for k := range obj {
-		if bytes.Count(line, []byte(`"`+k+`"`)) > 1 {
-			// Maybe a key given twice: encoding/json keeps the last value,
-			// DuckDB's reader the first. Keep the first, so a line loads the
-			// same on either path and its duplicates are found.
-			return firstKeyWins(line)
-		}
+	if topLevelKeys(line) != len(obj) {
+		// A key given twice: encoding/json keeps the last value, DuckDB's
+		// reader the first. Keep the first, so a line loads the same on
+		// either path and its duplicates are found.
+		return firstKeyWins(line)
 	}
 	return obj, nil
+}
+
+// topLevelKeys counts the keys, repeats included, at the top level of a
+// valid JSON object: one pass over the bytes, about a tenth of the decode.
+func topLevelKeys(b []byte) int {
+	n, depth := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			start := depth
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++ // the escaped byte
+				}
+			}
+			if start != 1 {
+				continue
+			}
+			j := i + 1
+			for j < len(b) && (b[j] == ' ' || b[j] == '\t' || b[j] == '\n' || b[j] == '\r') {
+				j++
+			}
+			if j < len(b) && b[j] == ':' {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // firstKeyWins decodes a JSON object (already known to be valid), keeping the
