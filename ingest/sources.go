@@ -13,6 +13,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -61,34 +62,38 @@ func rawText(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") 
 
 // readJSONL reads canonical-layout JSON Lines. Blank lines are not rows.
 func readJSONL(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
-	lr := newLineReader(r)
-	for {
-		b, line, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if line%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if line == 1 {
-			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
-		}
-		if isBlank(b) {
-			continue
-		}
-		v, err := parseLine(b, m, inst)
-		if err != nil {
-			err = s.reject(line, err.Error(), rawText(b))
-		} else {
-			err = s.row(line, v)
-		}
-		if err != nil {
-			return err
+	produce := func(yield func([]byte, int64) error) error {
+		lr := newLineReader(r)
+		for {
+			b, line, err := lr.next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if line%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if line == 1 {
+				b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+			}
+			if isBlank(b) {
+				continue
+			}
+			if err := yield(b, line); err != nil {
+				return err
+			}
 		}
 	}
+	judge := func(b []byte, line int64) outcome {
+		v, err := parseLine(b, m, inst)
+		if err != nil {
+			return outcome{line: line, reason: err.Error(), raw: rawText(b)}
+		}
+		return outcome{line: line, v: v, ok: true}
+	}
+	return parallelRecords(ctx, produce, judge, s)
 }
 
 // parseLine is the line-level parse and validation of a canonical-layout
@@ -255,76 +260,80 @@ func truncate(s string, n int) string {
 // line it starts on (the header is line 1), and its raw text is kept exactly:
 // records are cut on line ends outside quotes before being parsed.
 func readCSV(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
-	lr := newLineReader(r)
+	// header is set by produce before it yields a record; judge reads it
+	// after (the batch's channel send orders the two).
 	var header []string
-	var chunk strings.Builder
-	q := csvQuotes{fieldStart: true}
-	start := int64(0)
-	for {
-		b, line, err := lr.next()
-		eof := errors.Is(err, io.EOF)
-		if err != nil && !eof {
-			return err
-		}
-		if !eof {
-			if line%4096 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if chunk.Len() == 0 {
-				if isBlank(b) {
-					continue
-				}
-				start = line
-			} else {
-				chunk.WriteByte('\n')
-			}
-			chunk.Write(b)
-			if q.scan(b) { // a quoted field goes on over the line end
-				continue
-			}
-		}
-		if chunk.Len() == 0 {
-			return nil
-		}
-		raw := chunk.String()
-		chunk.Reset()
-		q = csvQuotes{fieldStart: true}
-		rec, perr := parseCSVRecord(raw)
-		if header == nil {
-			if perr != nil {
-				return fmt.Errorf("line %d: csv header: %w", start, perr)
-			}
-			header = rec
-			for i := range header {
-				header[i] = strings.TrimSpace(strings.TrimPrefix(header[i], "\ufeff"))
-			}
-		} else {
-			var err error
-			switch {
-			case perr != nil:
-				err = s.reject(start, "csv: "+perr.Error(), rawText([]byte(raw)))
-			case len(rec) != len(header):
-				err = s.reject(start, fmt.Sprintf("csv: %d fields, header has %d", len(rec), len(header)), rawText([]byte(raw)))
-			default:
-				obj := make(map[string]any, len(header))
-				for i, h := range header {
-					obj[h] = rec[i]
-				}
-				v, cerr := canonicalRow(obj, m, inst)
-				if cerr != nil {
-					err = s.reject(start, cerr.Error(), rawText([]byte(raw)))
-				} else {
-					err = s.row(start, v)
-				}
-			}
-			if err != nil {
+	produce := func(yield func([]byte, int64) error) error {
+		lr := newLineReader(r)
+		var chunk []byte
+		q := csvQuotes{fieldStart: true}
+		start := int64(0)
+		for {
+			b, line, err := lr.next()
+			eof := errors.Is(err, io.EOF)
+			if err != nil && !eof {
 				return err
 			}
-		}
-		if eof {
-			return nil
+			if !eof {
+				if line%4096 == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if len(chunk) == 0 {
+					if isBlank(b) {
+						continue
+					}
+					start = line
+				} else {
+					chunk = append(chunk, '\n')
+				}
+				chunk = append(chunk, b...)
+				if q.scan(b) { // a quoted field goes on over the line end
+					continue
+				}
+			}
+			if len(chunk) == 0 {
+				return nil
+			}
+			if header == nil {
+				rec, perr := parseCSVRecord(string(chunk))
+				if perr != nil {
+					return fmt.Errorf("line %d: csv header: %w", start, perr)
+				}
+				for i := range rec {
+					rec[i] = strings.TrimSpace(strings.TrimPrefix(rec[i], "\ufeff"))
+				}
+				header = rec
+			} else if err := yield(chunk, start); err != nil {
+				return err
+			}
+			chunk = chunk[:0]
+			q = csvQuotes{fieldStart: true}
+			if eof {
+				return nil
+			}
 		}
 	}
+	judge := func(b []byte, line int64) outcome {
+		raw := string(b)
+		reject := func(reason string) outcome { return outcome{line: line, reason: reason, raw: rawText(b)} }
+		rec, perr := parseCSVRecord(raw)
+		switch {
+		case perr != nil:
+			return reject("csv: " + perr.Error())
+		case len(rec) != len(header):
+			return reject(fmt.Sprintf("csv: %d fields, header has %d", len(rec), len(header)))
+		}
+		obj := make(map[string]any, len(header))
+		for i, h := range header {
+			obj[h] = rec[i]
+		}
+		v, err := canonicalRow(obj, m, inst)
+		if err != nil {
+			return reject(err.Error())
+		}
+		return outcome{line: line, v: v, ok: true}
+	}
+	return parallelRecords(ctx, produce, judge, s)
 }
 
 // csvQuotes follows CSV quoting across the lines of one record, as
@@ -360,7 +369,12 @@ func (q *csvQuotes) scan(line []byte) bool {
 }
 
 func parseCSVRecord(raw string) ([]string, error) {
-	cr := csv.NewReader(strings.NewReader(raw))
+	// csv.NewReader wraps its input in a new 4 KiB buffer unless it is given
+	// one: per record, that was most of the checked CSV path's allocation.
+	br := csvBufs.Get().(*bufio.Reader)
+	defer csvBufs.Put(br)
+	br.Reset(strings.NewReader(raw))
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	rec, err := cr.Read()
 	if err != nil {
@@ -375,6 +389,8 @@ func parseCSVRecord(raw string) ([]string, error) {
 	}
 	return rec, nil
 }
+
+var csvBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
 // csvHeader returns the header of a CSV file's first bytes.
 func csvHeader(head []byte) ([]string, error) {
