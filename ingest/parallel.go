@@ -18,10 +18,10 @@ type outcome struct {
 // recordBatch is how many records a worker takes at a time.
 const recordBatch = 512
 
-type batch struct {
+type batch[T any] struct {
 	raws  [][]byte
 	lines []int64
-	out   []outcome
+	out   []T
 	done  chan struct{}
 }
 
@@ -32,21 +32,34 @@ type batch struct {
 // not depend on each other. produce must not keep raw after yield returns.
 func parallelRecords(ctx context.Context, produce func(yield func(raw []byte, line int64) error) error,
 	judge func(raw []byte, line int64) outcome, s sink) error {
+	return parallelMap(ctx, produce, judge, func(o outcome) error {
+		if o.ok {
+			return s.row(o.line, o.v)
+		}
+		return s.reject(o.line, o.reason, o.raw)
+	})
+}
+
+// parallelMap runs work over the records that produce yields, on every CPU,
+// and hands the results to consume in input order, on the caller's
+// goroutine.
+func parallelMap[T any](ctx context.Context, produce func(yield func(raw []byte, line int64) error) error,
+	work func(raw []byte, line int64) T, consume func(T) error) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := runtime.GOMAXPROCS(0)
-	work := make(chan *batch, 2*workers)
-	ordered := make(chan *batch, 2*workers)
+	todo := make(chan *batch[T], 2*workers)
+	ordered := make(chan *batch[T], 2*workers)
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for b := range work {
-				b.out = make([]outcome, len(b.raws))
+			for b := range todo {
+				b.out = make([]T, len(b.raws))
 				for j, raw := range b.raws {
-					b.out[j] = judge(raw, b.lines[j])
+					b.out[j] = work(raw, b.lines[j])
 				}
 				close(b.done)
 			}
@@ -56,18 +69,18 @@ func parallelRecords(ctx context.Context, produce func(yield func(raw []byte, li
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer close(work)
+		defer close(todo)
 		defer close(ordered)
-		cur := &batch{done: make(chan struct{})}
+		cur := &batch[T]{done: make(chan struct{})}
 		send := func() error {
-			for _, ch := range []chan *batch{ordered, work} {
+			for _, ch := range []chan *batch[T]{ordered, todo} {
 				select {
 				case ch <- cur:
 				case <-ctx.Done():
 					return ctx.Err()
 				}
 			}
-			cur = &batch{done: make(chan struct{})}
+			cur = &batch[T]{done: make(chan struct{})}
 			return nil
 		}
 		produceErr = produce(func(raw []byte, line int64) error {
@@ -94,13 +107,7 @@ func parallelRecords(ctx context.Context, produce func(yield func(raw []byte, li
 			continue
 		}
 		for _, o := range b.out {
-			var err error
-			if o.ok {
-				err = s.row(o.line, o.v)
-			} else {
-				err = s.reject(o.line, o.reason, o.raw)
-			}
-			if err != nil {
+			if err := consume(o); err != nil {
 				emitErr = err
 				cancel()
 				break

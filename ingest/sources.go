@@ -147,84 +147,95 @@ func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance,
 		}
 		return s.row(req.line, v)
 	}
-	lr := newLineReader(r)
-	for {
-		b, line, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if line%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if isBlank(b) {
-			continue
-		}
-		raw := rawText(b)
-		ev, err := parseJSONObject(b)
-		if err != nil {
-			if err := s.reject(line, err.Error(), raw); err != nil {
+	// Lines are parsed on every CPU; events are paired in file order here.
+	type event struct {
+		line   int64
+		raw    string
+		ev     map[string]any
+		rid    string
+		kind   string
+		reason string // a line that is no request event, or "" for one
+		sum    [32]byte
+	}
+	produce := func(yield func([]byte, int64) error) error {
+		lr := newLineReader(r)
+		for {
+			b, line, err := lr.next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
 				return err
 			}
-			continue
+			if line%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if isBlank(b) {
+				continue
+			}
+			if err := yield(b, line); err != nil {
+				return err
+			}
+		}
+	}
+	parse := func(b []byte, line int64) event {
+		e := event{line: line, raw: rawText(b)}
+		ev, err := parseJSONObject(b)
+		if err != nil {
+			e.reason = err.Error()
+			return e
 		}
 		rid, _ := lookup(ev, []string{"rid"})
 		ridStr, rerr := toString(rid)
 		kind, _ := ev["event"].(string)
-		reason := ""
 		switch {
 		case rid == nil || rerr != nil || ridStr == "":
-			reason = "engine: no rid"
+			e.reason = "engine: no rid"
 		case kind != eventReceived && kind != eventFinished:
-			reason = fmt.Sprintf("engine: event %q is not a request event", truncate(kind, 40))
+			e.reason = fmt.Sprintf("engine: event %q is not a request event", truncate(kind, 40))
 		}
-		if reason != "" {
-			if err := s.reject(line, reason, raw); err != nil {
-				return err
-			}
-			continue
+		e.ev, e.rid, e.kind, e.sum = ev, ridStr, kind, sha256.Sum256(b)
+		return e
+	}
+	pair := func(e event) error {
+		line, raw, kind, ridStr, sum := e.line, e.raw, e.kind, e.rid, e.sum
+		if e.reason != "" {
+			return s.reject(line, e.reason, raw)
 		}
-		sum := sha256.Sum256(b)
 		if containsSum(done[ridStr], sum) {
 			s.duplicateLine()
-			continue
+			return nil
 		}
 		req := pending[ridStr]
 		if req == nil {
 			if _, seen := done[ridStr]; seen {
 				// A different event for a request already complete.
-				if err := s.reject(line, "engine: another "+kind+" event for a complete request", raw); err != nil {
-					return err
-				}
-				continue
+				return s.reject(line, "engine: another "+kind+" event for a complete request", raw)
 			}
 			req = &engineRequest{line: line}
 			pending[ridStr] = req
 		}
 		if containsSum(req.sums, sum) {
 			s.duplicateLine()
-			continue
+			return nil
 		}
 		slot := &req.received
 		if kind == eventFinished {
 			slot = &req.finished
 		}
 		if *slot != nil {
-			if err := s.reject(line, "engine: a second, different "+kind+" event for this rid", raw); err != nil {
-				return err
-			}
-			continue
+			return s.reject(line, "engine: a second, different "+kind+" event for this rid", raw)
 		}
-		*slot = ev
+		*slot = e.ev
 		req.raws = append(req.raws, raw)
 		req.sums = append(req.sums, sum)
 		if req.received != nil && req.finished != nil {
-			if err := emit(ridStr, req); err != nil {
-				return err
-			}
+			return emit(ridStr, req)
 		}
+		return nil
+	}
+	if err := parallelMap(ctx, produce, parse, pair); err != nil {
+		return err
 	}
 	// Requests still waiting for an event, in file order.
 	rids := make([]string, 0, len(pending))
