@@ -185,9 +185,9 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, err
 	}
 	reg.Reason = "addressed to the provider's contact point, who files it with the supervisory authority"
-	if inc.AwareAt != nil && asOf.After(inc.AwareAt.Add(72*time.Hour)) && inc.Notices.DelayReasons == "" {
+	if reg.lateBy != "" && inc.Notices.DelayReasons == "" {
 		logger.Warn("the regulator notice is late and the incident file gives no reasons (notices.delay_reasons): it uses leakmap's default wording",
-			"deadline", incident.Format(inc.AwareAt.Add(72*time.Hour)), "as_of", incident.Format(asOf))
+			"deadline", reg.deadline, "as_of", incident.Format(asOf))
 	}
 	eml := reg.eml
 	if err := writeNotice(outbox, &reg.IndexRow, eml); err != nil {
@@ -257,7 +257,9 @@ func rolesOf(t caseTenant) string {
 
 type regulatorDraft struct {
 	IndexRow
-	eml []byte
+	eml      []byte
+	deadline string // aware_at + 72h, "" without aware_at
+	lateBy   string // "" when the deadline is met
 }
 
 func draftRegulator(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time.Time, from *mail.Address, domain, contact string, wordings map[string]wording) (*regulatorDraft, error) {
@@ -291,7 +293,7 @@ func draftRegulator(ctx context.Context, db *sql.DB, inc *incident.Incident, asO
 		Language: lang, Recipients: contact, Status: StatusReady, MessageID: "<" + messageID(inc.ID, regulatorKey, domain) + ">"}
 	eml := buildEML(emlSpec{From: *from, To: []mail.Address{{Address: contact}}, Subject: r.Subject, MessageID: row.MessageID,
 		Date: asOf, Lang: lang, Text: r.Text, HTML: r.HTML})
-	return &regulatorDraft{IndexRow: row, eml: eml}, nil
+	return &regulatorDraft{IndexRow: row, eml: eml, deadline: v.Deadline, lateBy: v.LateBy}, nil
 }
 
 func regulatorFigures(ctx context.Context, db *sql.DB) (regulatorView, error) {

@@ -1,8 +1,10 @@
 package notify
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,9 +99,15 @@ func TestRegulatorDelayReasons(t *testing.T) {
 			db, dir := openFixture(t)
 			inc := testIncident(t, tt.extra)
 			inc.Provider.Country = tt.country
-			res, err := Draft(context.Background(), db, nil, inc, dir, filepath.Join(t.TempDir(), "o"), aware.Add(80*time.Hour))
+			var logs bytes.Buffer
+			logger := slog.New(slog.NewTextHandler(&logs, nil))
+			res, err := Draft(context.Background(), db, logger, inc, dir, filepath.Join(t.TempDir(), "o"), aware.Add(80*time.Hour))
 			if err != nil {
 				t.Fatal(err)
+			}
+			warned := strings.Contains(logs.String(), "gives no reasons") && strings.Contains(logs.String(), "deadline=2026-09-12T10:00:00Z")
+			if warned != (tt.extra == "") {
+				t.Errorf("warned %v about missing reasons, want %v:\n%s", warned, tt.extra == "", logs.String())
 			}
 			p := decodeForTest(t, readOutbox(t, res.Outbox, noticeFor(t, res, "").File))
 			mustContain(t, "text", p.text, "8h00m", tt.want)
