@@ -151,26 +151,24 @@ func regulatorFields(d *caseData) []RegField {
 // asOf; when it is missed, delay is the incident file's reasons or a
 // reminder that they are required.
 func deadlineStatus(deadline time.Time, sentAt *time.Time, asOf time.Time, reasons string) (status, delay string) {
-	status, delay = deadlineMet(deadline, sentAt, asOf)
-	if delay != "not applicable" && reasons != "" {
-		delay = reasons
-	}
-	return status, delay
-}
-
-func deadlineMet(deadline time.Time, sentAt *time.Time, asOf time.Time) (status, delay string) {
+	var met bool
 	switch {
 	case sentAt != nil && !sentAt.After(deadline):
-		return "yes: regulator notice accepted " + sentAt.UTC().Format(time.RFC3339), "not applicable"
+		status, met = "yes: regulator notice accepted "+sentAt.UTC().Format(time.RFC3339), true
 	case sentAt != nil:
-		return fmt.Sprintf("no: regulator notice accepted %s, %s after the deadline", sentAt.UTC().Format(time.RFC3339), hours(sentAt.Sub(deadline))),
-			"required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"
+		status = fmt.Sprintf("no: regulator notice accepted %s, %s after the deadline", sentAt.UTC().Format(time.RFC3339), hours(sentAt.Sub(deadline)))
 	case !asOf.After(deadline):
-		return fmt.Sprintf("yes, if filed as of %s (%s before the deadline)", asOf.UTC().Format(time.RFC3339), hours(deadline.Sub(asOf))), "not applicable"
+		status, met = fmt.Sprintf("yes, if filed as of %s (%s before the deadline)", asOf.UTC().Format(time.RFC3339), hours(deadline.Sub(asOf))), true
 	default:
-		return fmt.Sprintf("no: as of %s the deadline passed %s ago", asOf.UTC().Format(time.RFC3339), hours(asOf.Sub(deadline))),
-			"required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"
+		status = fmt.Sprintf("no: as of %s the deadline passed %s ago", asOf.UTC().Format(time.RFC3339), hours(asOf.Sub(deadline)))
 	}
+	switch {
+	case met:
+		return status, "not applicable"
+	case reasons != "":
+		return status, reasons
+	}
+	return status, "required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"
 }
 
 func hours(d time.Duration) string {
