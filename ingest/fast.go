@@ -347,6 +347,7 @@ func (l *loader) recheck(ctx context.Context, lines []int64, s sink) (bool, erro
 		return false, fmt.Errorf("%s: %w", l.fi.path, err)
 	}
 	defer rc.Close()
+	judge := judgeJSONL(l.m, fileInstance{})
 	lr := newLineReader(rc)
 	var b []byte
 	var line int64
@@ -362,19 +363,11 @@ func (l *loader) recheck(ctx context.Context, lines []int64, s sink) (bool, erro
 				return false, ctx.Err()
 			}
 		}
-		if line == 1 {
-			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // as readJSONL does
-		}
+		b = trimBOM(b, line)
 		if isBlank(b) {
 			return false, nil
 		}
-		v, perr := parseLine(b, l.m, fileInstance{})
-		if perr != nil {
-			err = s.reject(line, perr.Error(), rawText(b))
-		} else {
-			err = s.row(line, v)
-		}
-		if err != nil {
+		if err := judge(b, line).to(s); err != nil {
 			return false, err
 		}
 	}

@@ -32,12 +32,15 @@ type batch[T any] struct {
 // not depend on each other. produce must not keep raw after yield returns.
 func parallelRecords(ctx context.Context, produce func(yield func(raw []byte, line int64) error) error,
 	judge func(raw []byte, line int64) outcome, s sink) error {
-	return parallelMap(ctx, produce, judge, func(o outcome) error {
-		if o.ok {
-			return s.row(o.line, o.v)
-		}
-		return s.reject(o.line, o.reason, o.raw)
-	})
+	return parallelMap(ctx, produce, judge, func(o outcome) error { return o.to(s) })
+}
+
+// to hands the outcome to s.
+func (o outcome) to(s sink) error {
+	if o.ok {
+		return s.row(o.line, o.v)
+	}
+	return s.reject(o.line, o.reason, o.raw)
 }
 
 // parallelMap runs work over the records that produce yields, on every CPU,

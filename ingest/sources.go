@@ -62,7 +62,14 @@ func rawText(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") 
 
 // readJSONL reads canonical-layout JSON Lines. Blank lines are not rows.
 func readJSONL(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
-	produce := func(yield func([]byte, int64) error) error {
+	return parallelRecords(ctx, nonBlankLines(ctx, r, true), judgeJSONL(m, inst), s)
+}
+
+// nonBlankLines yields r's non-blank lines with their 1-based numbers
+// (blank lines count); with bom, a UTF-8 byte order mark opening line 1 is
+// dropped.
+func nonBlankLines(ctx context.Context, r io.Reader, bom bool) func(yield func([]byte, int64) error) error {
+	return func(yield func([]byte, int64) error) error {
 		lr := newLineReader(r)
 		for {
 			b, line, err := lr.next()
@@ -75,8 +82,8 @@ func readJSONL(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, 
 			if line%4096 == 0 && ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if line == 1 {
-				b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+			if bom {
+				b = trimBOM(b, line)
 			}
 			if isBlank(b) {
 				continue
@@ -86,14 +93,25 @@ func readJSONL(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, 
 			}
 		}
 	}
-	judge := func(b []byte, line int64) outcome {
+}
+
+// trimBOM drops a UTF-8 byte order mark opening line 1.
+func trimBOM(b []byte, line int64) []byte {
+	if line == 1 {
+		return bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	}
+	return b
+}
+
+// judgeJSONL is the checked path's verdict on one JSON Lines record.
+func judgeJSONL(m *Mapping, inst fileInstance) func([]byte, int64) outcome {
+	return func(b []byte, line int64) outcome {
 		v, err := parseLine(b, m, inst)
 		if err != nil {
 			return outcome{line: line, reason: err.Error(), raw: rawText(b)}
 		}
 		return outcome{line: line, v: v, ok: true}
 	}
-	return parallelRecords(ctx, produce, judge, s)
 }
 
 // parseLine is the line-level parse and validation of a canonical-layout
@@ -157,27 +175,6 @@ func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance,
 		reason string // a line that is no request event, or "" for one
 		sum    [32]byte
 	}
-	produce := func(yield func([]byte, int64) error) error {
-		lr := newLineReader(r)
-		for {
-			b, line, err := lr.next()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if line%4096 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if isBlank(b) {
-				continue
-			}
-			if err := yield(b, line); err != nil {
-				return err
-			}
-		}
-	}
 	parse := func(b []byte, line int64) event {
 		e := event{line: line, raw: rawText(b)}
 		ev, err := parseJSONObject(b)
@@ -234,7 +231,7 @@ func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance,
 		}
 		return nil
 	}
-	if err := parallelMap(ctx, produce, parse, pair); err != nil {
+	if err := parallelMap(ctx, nonBlankLines(ctx, r, false), parse, pair); err != nil {
 		return err
 	}
 	// Requests still waiting for an event, in file order.
