@@ -89,6 +89,19 @@ func run(t *testing.T, db *sql.DB, paths []string, opts Options) *Result {
 	return res
 }
 
+// runLogged is run with a debug logger; it returns what was logged.
+func runLogged(t *testing.T, db *sql.DB, paths []string, opts Options) (*Result, string) {
+	t.Helper()
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	res, err := Run(context.Background(), db, logger, paths, opts)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkReconciled(t, db, res)
+	return res, logs.String()
+}
+
 func checkReconciled(t *testing.T, db *sql.DB, res *Result) {
 	t.Helper()
 	var sum Result
@@ -673,18 +686,12 @@ func TestFastPathKeepsLineNumbers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := writeFile(t, filepath.Join(t.TempDir(), name), b.String())
 			db := openCase(t)
-			var logs bytes.Buffer
-			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			res, err := Run(context.Background(), db, logger, []string{p}, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkReconciled(t, db, res)
+			res, logs := runLogged(t, db, []string{p}, Options{})
 			if res.Loaded != n {
 				t.Fatalf("loaded %d", res.Loaded)
 			}
-			if strings.Contains(logs.String(), "line by line") {
-				t.Errorf("a clean file left the fast path:\n%s", logs.String())
+			if strings.Contains(logs, "line by line") {
+				t.Errorf("a clean file left the fast path:\n%s", logs)
 			}
 			if bad := count(t, db, `SELECT count(*) FROM requests WHERE request_id <> 'L' || line OR row_id <> (file_id << 32) + line`); bad != 0 {
 				t.Errorf("%d rows with a wrong line", bad)
@@ -898,14 +905,9 @@ func TestFastAndCheckedPathsAgree(t *testing.T) {
 	clean := strings.Join(lines, "\n") + "\n"
 	dir := t.TempDir()
 	fastDB := openCase(t)
-	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	res, err := Run(context.Background(), fastDB, logger, []string{writeFile(t, filepath.Join(dir, "a", "x.jsonl"), clean)}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(logs.String(), "line by line") || res.Loaded != int64(len(lines)) {
-		t.Fatalf("the clean file did not load on the fast path (loaded %d):\n%s", res.Loaded, logs.String())
+	res, logs := runLogged(t, fastDB, []string{writeFile(t, filepath.Join(dir, "a", "x.jsonl"), clean)}, Options{})
+	if strings.Contains(logs, "line by line") || res.Loaded != int64(len(lines)) {
+		t.Fatalf("the clean file did not load on the fast path (loaded %d):\n%s", res.Loaded, logs)
 	}
 	// The same lines plus a bad one: DuckDB's reader still loads the valid
 	// lines (the bad one is read again in Go); and all of it forced through
@@ -1039,26 +1041,20 @@ func TestFastPathWithBadLines(t *testing.T) {
 				testForceChecked = force
 				defer func() { testForceChecked = false }()
 				db := openCase(t)
-				var logs bytes.Buffer
-				logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-				res, err := Run(context.Background(), db, logger, []string{p}, Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkReconciled(t, db, res)
-				if !force && (strings.Contains(logs.String(), "line by line") || !strings.Contains(logs.String(), "could not judge")) {
-					t.Errorf("the file left the fast path:\n%s", logs.String())
+				res, logs := runLogged(t, db, []string{p}, Options{})
+				if !force && (strings.Contains(logs, "line by line") || !strings.Contains(logs, "could not judge")) {
+					t.Errorf("the file left the fast path:\n%s", logs)
 				}
 				// Read again in Go: the byte order mark, the two truncated
 				// lines, ts object, {}, garbage, bad UTF-8, 11.5, 1e2, an
 				// epoch past 9999, an epoch with a fraction. The other epochs
 				// are DuckDB's.
-				if !force && !strings.Contains(logs.String(), "could not judge\" file="+p+" lines=11\n") {
-					t.Errorf("not the 11 lines expected to be read again:\n%s", logs.String())
+				if !force && !strings.Contains(logs, "could not judge\" file="+p+" lines=11\n") {
+					t.Errorf("not the 11 lines expected to be read again:\n%s", logs)
 				}
 				// Lines 4097, 8193, ... 28673 (not line 1: its byte order mark).
-				if !force && !strings.Contains(logs.String(), "msg=\"sampled lines\" file="+p+" checked=7 mismatched=0\n") {
-					t.Errorf("not the 7 sampled lines expected:\n%s", logs.String())
+				if !force && !strings.Contains(logs, "msg=\"sampled lines\" file="+p+" checked=7 mismatched=0\n") {
+					t.Errorf("not the 7 sampled lines expected:\n%s", logs)
 				}
 				var b strings.Builder
 				for _, q := range []string{
@@ -1117,15 +1113,9 @@ func TestFastPathSampleMismatch(t *testing.T) {
 	testHookSamples = func(s map[int64]string) { s[4097] = "S4098" }
 	defer func() { testHookSamples = nil }()
 	db := openCase(t)
-	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	res, err := Run(context.Background(), db, logger, []string{p}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkReconciled(t, db, res)
-	if !strings.Contains(logs.String(), "rows out of file order") || !strings.Contains(logs.String(), "line by line") {
-		t.Errorf("the mismatch did not send the file to the checked path:\n%s", logs.String())
+	res, logs := runLogged(t, db, []string{p}, Options{})
+	if !strings.Contains(logs, "rows out of file order") || !strings.Contains(logs, "line by line") {
+		t.Errorf("the mismatch did not send the file to the checked path:\n%s", logs)
 	}
 	if bad := count(t, db, `SELECT count(*) FROM requests WHERE request_id <> 'S' || line`); bad != 0 || res.Loaded != 10000 {
 		t.Errorf("%d rows at a wrong line, %d loaded", bad, res.Loaded)
