@@ -185,7 +185,6 @@ func (l *loader) fast(ctx context.Context) (bool, error) {
 // numberAndFinish is the fast path's second transaction: n rows, in file
 // order, around c's blank lines.
 func (l *loader) numberAndFinish(ctx context.Context, n int64, c lineCheck) (bool, error) {
-	blanks := c.blanks
 	if _, err := l.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return false, err
 	}
@@ -198,7 +197,7 @@ func (l *loader) numberAndFinish(ctx context.Context, n int64, c lineCheck) (boo
 		l.logger.Debug("fast load not contiguous", "file", l.fi.path, "rows", count, "first", first, "last", last)
 		return false, nil
 	}
-	redo, err := l.placeholderLines(ctx, first, blanks)
+	redo, err := l.placeholderLines(ctx, first, c.blanks)
 	if err != nil {
 		return false, err
 	}
@@ -210,7 +209,7 @@ func (l *loader) numberAndFinish(ctx context.Context, n int64, c lineCheck) (boo
 	if _, err := l.exec(ctx, "ingest_fast_number", l.fileID, first); err != nil {
 		return false, err
 	}
-	if err := l.shiftPastBlanks(ctx, blanks); err != nil {
+	if err := l.shiftPastBlanks(ctx, c.blanks); err != nil {
 		return false, err
 	}
 	if ok, err := l.samplesMatch(ctx, c.samples, redo); err != nil || !ok {
@@ -256,7 +255,6 @@ func (l *loader) samplesMatch(ctx context.Context, samples map[int64]string, red
 			lines = append(lines, line)
 		}
 	}
-	sort.Slice(lines, func(i, j int) bool { return lines[i] < lines[j] })
 	if testHookSamples != nil {
 		testHookSamples(samples)
 	}
