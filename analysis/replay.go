@@ -172,22 +172,56 @@ func appendOwner(runs []ownerRun, r ownerRun) []ownerRun {
 	return append(runs, r)
 }
 
-// ownerDeque is the fifo/lifo free list: a ring buffer of owner runs whose
-// size is a power of two, neighbours of one owner joined, with the number
-// of slots it holds.
-type ownerDeque struct {
-	buf     []ownerRun
+// ring is a double-ended queue in a ring buffer whose size is a power of
+// two: the free lists of both pools.
+type ring[T any] struct {
+	buf     []T
 	mask    int
 	head, n int
-	slots   int64
 }
 
-func (d *ownerDeque) grow() {
-	nb := make([]ownerRun, max(64, 2*len(d.buf)))
-	for i := 0; i < d.n; i++ {
-		nb[i] = d.buf[(d.head+i)&d.mask]
+func (q *ring[T]) grow() {
+	nb := make([]T, max(64, 2*len(q.buf)))
+	for i := 0; i < q.n; i++ {
+		nb[i] = q.at(i)
 	}
-	d.buf, d.head, d.mask = nb, 0, len(nb)-1
+	q.buf, q.head, q.mask = nb, 0, len(nb)-1
+}
+
+// at is the i-th element from the front.
+func (q *ring[T]) at(i int) T { return q.buf[(q.head+i)&q.mask] }
+
+func (q *ring[T]) front() *T { return &q.buf[q.head] }
+
+func (q *ring[T]) back() *T { return &q.buf[(q.head+q.n-1)&q.mask] }
+
+func (q *ring[T]) pushBack(x T) {
+	if q.n == len(q.buf) {
+		q.grow()
+	}
+	q.buf[(q.head+q.n)&q.mask] = x
+	q.n++
+}
+
+func (q *ring[T]) pushFront(x T) {
+	if q.n == len(q.buf) {
+		q.grow()
+	}
+	q.head = (q.head - 1) & q.mask
+	q.buf[q.head] = x
+	q.n++
+}
+
+func (q *ring[T]) popFront() {
+	q.head = (q.head + 1) & q.mask
+	q.n--
+}
+
+// ownerDeque is the fifo/lifo free list: owner runs, neighbours of one
+// owner joined, with the number of slots it holds.
+type ownerDeque struct {
+	q     ring[ownerRun]
+	slots int64
 }
 
 func (d *ownerDeque) pushBack(r ownerRun) {
@@ -195,17 +229,13 @@ func (d *ownerDeque) pushBack(r ownerRun) {
 		return
 	}
 	d.slots += int64(r.n)
-	if d.n > 0 {
-		if b := &d.buf[(d.head+d.n-1)&d.mask]; b.owner == r.owner {
+	if d.q.n > 0 {
+		if b := d.q.back(); b.owner == r.owner {
 			b.n += r.n
 			return
 		}
 	}
-	if d.n == len(d.buf) {
-		d.grow()
-	}
-	d.buf[(d.head+d.n)&d.mask] = r
-	d.n++
+	d.q.pushBack(r)
 }
 
 func (d *ownerDeque) pushFront(r ownerRun) {
@@ -213,32 +243,26 @@ func (d *ownerDeque) pushFront(r ownerRun) {
 		return
 	}
 	d.slots += int64(r.n)
-	if d.n > 0 {
-		if f := &d.buf[d.head]; f.owner == r.owner {
+	if d.q.n > 0 {
+		if f := d.q.front(); f.owner == r.owner {
 			f.n += r.n
 			return
 		}
 	}
-	if d.n == len(d.buf) {
-		d.grow()
-	}
-	d.head = (d.head - 1) & d.mask
-	d.buf[d.head] = r
-	d.n++
+	d.q.pushFront(r)
 }
 
 // popFront removes the front run, or only its first limit slots when it
 // has more; the deque must not be empty.
 func (d *ownerDeque) popFront(limit int64) ownerRun {
-	f := &d.buf[d.head]
+	f := d.q.front()
 	if int64(f.n) > limit {
 		f.n -= slot(limit)
 		d.slots -= limit
 		return ownerRun{slot(limit), f.owner}
 	}
 	r := *f
-	d.head = (d.head + 1) & d.mask
-	d.n--
+	d.q.popFront()
 	d.slots -= int64(r.n)
 	return r
 }
@@ -303,22 +327,11 @@ func (p *orderPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
 	return short
 }
 
-// runDeque is sortedPool's free list: a double-ended queue of runs in a
-// ring buffer whose size is a power of two, with the number of slots it
-// holds.
+// runDeque is sortedPool's free list: a double-ended queue of runs with
+// the number of slots it holds.
 type runDeque struct {
-	buf        []slotRun
-	mask       int
-	head, n    int
+	q          ring[slotRun]
 	totalSlots int64
-}
-
-func (d *runDeque) grow() {
-	nb := make([]slotRun, max(64, 2*len(d.buf)))
-	for i := 0; i < d.n; i++ {
-		nb[i] = d.buf[(d.head+i)&d.mask]
-	}
-	d.buf, d.head, d.mask = nb, 0, len(nb)-1
 }
 
 func (d *runDeque) pushBack(r slotRun) {
@@ -326,31 +339,26 @@ func (d *runDeque) pushBack(r slotRun) {
 		return
 	}
 	d.totalSlots += r.len()
-	if d.n > 0 { // coalesce: same owner, index-adjacent, adjacent in the list
-		if b := &d.buf[(d.head+d.n-1)&d.mask]; b.e == r.s && b.owner == r.owner {
+	if d.q.n > 0 { // coalesce: same owner, index-adjacent, adjacent in the list
+		if b := d.q.back(); b.e == r.s && b.owner == r.owner {
 			b.e = r.e
 			return
 		}
 	}
-	if d.n == len(d.buf) {
-		d.grow()
-	}
-	d.buf[(d.head+d.n)&d.mask] = r
-	d.n++
+	d.q.pushBack(r)
 }
 
 // take removes up to n slots from the front, appending them to dst in order
 // (relabelled as owner when owner >= 0, coalescing index-adjacent runs). It
 // returns dst and how many slots were missing.
 func (d *runDeque) take(n int64, owner int32, dst []slotRun) ([]slotRun, int64) {
-	for n > 0 && d.n > 0 {
-		f := &d.buf[d.head]
+	for n > 0 && d.q.n > 0 {
+		f := d.q.front()
 		r := *f
 		if l := r.len(); l <= n {
 			n -= l
 			d.totalSlots -= l
-			d.head = (d.head + 1) & d.mask
-			d.n--
+			d.q.popFront()
 		} else {
 			r.e = r.s + slot(n)
 			f.s += slot(n)
@@ -371,10 +379,10 @@ func (d *runDeque) take(n int64, owner int32, dst []slotRun) ([]slotRun, int64) 
 
 // drain empties the deque into dst.
 func (d *runDeque) drain(dst []slotRun) []slotRun {
-	for i := 0; i < d.n; i++ {
-		dst = append(dst, d.buf[(d.head+i)&d.mask])
+	for i := 0; i < d.q.n; i++ {
+		dst = append(dst, d.q.at(i))
 	}
-	d.head, d.n, d.totalSlots = 0, 0, 0
+	d.q.head, d.q.n, d.totalSlots = 0, 0, 0
 	return dst
 }
 
