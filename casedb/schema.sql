@@ -156,3 +156,61 @@ CREATE TABLE IF NOT EXISTS ingest_pending (
 -- came by other means are never touched.
 DELETE FROM requests WHERE file_id IN (SELECT file_id FROM ingest_pending);
 DELETE FROM ingest_pending;
+
+-- Real-layout sources (DESIGN.md "Real logs"). Contract between the layout
+-- readers (ingest: one row here per record of a gateway or engine log) and
+-- the join (ingest/join.go: source_records -> requests, join_report).
+-- A canonical log still loads straight into requests.
+CREATE TABLE IF NOT EXISTS source_records (
+    record_id         BIGINT NOT NULL,    -- file_id << 32 | line of the record's (last) line; unique
+    source            VARCHAR NOT NULL,   -- the source's label: "sources[i]" in the incident file, "cli" for LOG arguments
+    layout            VARCHAR NOT NULL,   -- sglang | litellm-spendlogs | litellm-payload | cloudflare-aigw | otlp-genai | mapping:<file>
+    role              VARCHAR NOT NULL,   -- gateway | prefill | decode | engine
+    rid               VARCHAR,            -- the record's own id (gateway id, engine rid, span's gen_ai.response.id)
+    bootstrap_room    BIGINT,             -- engines in PD mode: joins prefill and decode
+    bootstrap_host    VARCHAR,
+    instance          VARCHAR,            -- engine host (from the file name or a field); NULL for gateways
+    ts                TIMESTAMPTZ,        -- received / start time, UTC
+    end_ts            TIMESTAMPTZ,        -- finished / end time, UTC
+    tenant_id         VARCHAR,            -- gateways, or an engine field the source names
+    model             VARCHAR,            -- the record's model, else the source's model:
+    prompt_tokens     BIGINT,
+    completion_tokens BIGINT,
+    cached_tokens     BIGINT,
+    status            INTEGER,            -- gateway: HTTP status the customer got; engine: an abort's status_code, else NULL
+    finish_type       VARCHAR,            -- engine: stop | length | abort | NULL (no finished event)
+    finish_message    VARCHAR,            -- engine: the abort message
+    prompt_text       VARCHAR,
+    response_text     VARCHAR,
+    row_hash          UBIGINT NOT NULL,   -- hash of the record's values, for duplicate detection within source records
+    file_id           BIGINT NOT NULL,
+    line              BIGINT NOT NULL
+);
+
+-- Joined requests: which source records make each request (custody of the join).
+CREATE TABLE IF NOT EXISTS request_sources (
+    row_id    BIGINT NOT NULL,            -- requests.row_id
+    record_id BIGINT NOT NULL,            -- source_records.record_id
+    role      VARCHAR NOT NULL
+);
+
+-- The join's counts, rewritten by each join (DESIGN.md): outcome matched | unmatched | ambiguous.
+CREATE TABLE IF NOT EXISTS join_report (
+    source  VARCHAR NOT NULL,
+    layout  VARCHAR NOT NULL,
+    role    VARCHAR NOT NULL,
+    outcome VARCHAR NOT NULL,
+    reason  VARCHAR NOT NULL,
+    records BIGINT NOT NULL
+);
+
+-- What a joined request carries beyond the canonical row (one row per
+-- requests row the join made; canonical rows have none): whether the call
+-- held decode slots (from the decode record; NULL: decided by status, as
+-- for a canonical row) and whether its prefill record cut the prompt (the
+-- bug's fingerprint).
+CREATE TABLE IF NOT EXISTS joined_requests (
+    row_id         BIGINT NOT NULL,      -- requests.row_id
+    held_slots     BOOLEAN,
+    cut_at_prefill BOOLEAN NOT NULL
+);
