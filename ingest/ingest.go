@@ -38,12 +38,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -78,7 +73,13 @@ type FileResult struct {
 type Result struct {
 	Files                                         []FileResult
 	Read, Loaded, Rejected, Duplicates, Conflicts int64 // totals
+	// Skipped lists what a folder held that is not a file to load (a
+	// dangling symbolic link, a socket): said, never dropped in silence.
+	Skipped []Skipped
 }
+
+// Skipped is an entry of a folder that was not loaded, and why.
+type Skipped struct{ Path, Reason string }
 
 // Run expands files, folders and globs in paths, and loads each file on its
 // own, all or nothing. Every file is checked before any is loaded: a file that
@@ -103,7 +104,7 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, paths []string, o
 	default:
 		return nil, errs.Usage("--format %q: want auto, jsonl, csv or parquet", opts.Format)
 	}
-	files, err := expand(paths)
+	files, skipped, err := expand(paths, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, paths []string, o
 	}
 	prog := newProgress(opts.Progress, total)
 	defer prog.finish()
-	res := &Result{}
+	res := &Result{Skipped: skipped}
 	for _, fi := range infos {
 		fr, err := loadOne(ctx, db, logger, fi, m, prog)
 		if err != nil {
@@ -195,75 +196,6 @@ func loadOne(ctx context.Context, db *sql.DB, logger *slog.Logger, fi *fileInfo,
 		return fr, err
 	}
 	return l.res, nil
-}
-
-// expand turns files, folders (walked, hidden entries skipped) and globs
-// into a sorted list of files per argument, each file once.
-func expand(paths []string) ([]string, error) {
-	if len(paths) == 0 {
-		return nil, errs.Usage("no log files given")
-	}
-	var out []string
-	seen := map[string]bool{}
-	add := func(p string) {
-		p = filepath.Clean(p)
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	walk := func(dir string) error {
-		var found []string
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if p != dir && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.Type().IsRegular() {
-				found = append(found, p)
-			}
-			return nil
-		})
-		sort.Strings(found)
-		for _, f := range found {
-			add(f)
-		}
-		return err
-	}
-	for _, arg := range paths {
-		matches := []string{arg}
-		if strings.ContainsAny(arg, "*?[") {
-			var err error
-			if matches, err = filepath.Glob(arg); err != nil {
-				return nil, errs.Usage("%s: bad pattern: %w", arg, err)
-			}
-			if len(matches) == 0 {
-				return nil, errs.Input("%s: no file matches", arg)
-			}
-			sort.Strings(matches)
-		}
-		for _, p := range matches {
-			st, err := os.Stat(p)
-			if err != nil {
-				return nil, errs.Input("%s: %w", p, err)
-			}
-			if st.IsDir() {
-				if err := walk(p); err != nil {
-					return nil, errs.Input("%s: %w", p, err)
-				}
-			} else if st.Mode().IsRegular() {
-				add(p)
-			} else {
-				return nil, errs.Input("%s: not a regular file", p)
-			}
-		}
-	}
-	return out, nil
 }
 
 // progress draws a bar over the bytes of all files; nil draws nothing. The

@@ -72,6 +72,9 @@ func printIngest(w io.Writer, res *ingest.Result) {
 				f.Path, f.Format, f.Compression, f.Read, f.Loaded, f.Rejected, f.Duplicates, f.Conflicts, flag)
 		}
 	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(w, "%s: skipped, %s\n", s.Path, s.Reason)
+	}
 	fmt.Fprintf(w, "read %d, loaded %d, rejected %d, duplicates %d (conflicts %d, files %d, already loaded %d)\n",
 		res.Read, res.Loaded, res.Rejected, res.Duplicates, res.Conflicts, len(res.Files), already)
 }
