@@ -4,9 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
-	"github.com/leakmap/leakmap/casedb"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 
+	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/queries"
 )
@@ -80,9 +82,9 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	jobs := make(chan job, 1)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	// Decode instances are independent: two workers (the machine has two
-	// cores) replay while the reader fills the next instance.
-	for w := 0; w < 2; w++ {
+	// Decode instances are independent: one worker per CPU replays while the
+	// reader fills the next instance.
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -207,7 +209,7 @@ type shingleOutput struct {
 // runShingles finds the (source, trigger) pairs whose source prompt shares
 // at least one shingle with the trigger's response: the triggers' responses
 // are hashed first (few), then the candidate prompts are streamed and hashed
-// on two workers. Text is only read here, never kept or written.
+// on one worker per CPU. Text is only read here, never kept or written.
 func runShingles(ctx context.Context, conn *sql.Conn) (*shingleOutput, error) {
 	out := &shingleOutput{}
 	index := map[uint64][]int64{} // shingle -> triggers (row_id) whose response has it
@@ -265,7 +267,7 @@ func runShingles(ctx context.Context, conn *sql.Conn) (*shingleOutput, error) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var workErr error
-		for w := 0; w < 2; w++ {
+		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -399,12 +401,12 @@ func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots [
 
 	return casedb.WithArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) error {
 		for _, v := range []struct {
-			view, query string
-			schema      *arrow.Schema
-			recs        []arrow.RecordBatch
+			view, query, drop string
+			schema            *arrow.Schema
+			recs              []arrow.RecordBatch
 		}{
-			{"arrow_analysis_pairs", "analysis_09_go_pairs", pairSchema, pairRecs},
-			{"arrow_analysis_trigger_slots", "analysis_10_trigger_slots", slotSchema, slotRecs},
+			{"arrow_analysis_pairs", "analysis_09_go_pairs", "analysis_09b_drop_pairs_view", pairSchema, pairRecs},
+			{"arrow_analysis_trigger_slots", "analysis_10_trigger_slots", "analysis_10b_drop_slots_view", slotSchema, slotRecs},
 		} {
 			rr, err := array.NewRecordReader(v.schema, v.recs)
 			if err != nil {
@@ -416,6 +418,10 @@ func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots [
 				return fmt.Errorf("analysis: register %s: %w", v.view, err)
 			}
 			err = rawExec(ctx, dc, v.query)
+			// The registration is a view in the case database that points at
+			// this process's memory: drop it, or every other client that opens
+			// the case (and queries it) reads freed memory.
+			err = errors.Join(err, rawExec(ctx, dc, v.drop))
 			release()
 			rr.Release()
 			if err != nil {

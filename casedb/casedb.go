@@ -8,6 +8,9 @@ import (
 	"database/sql/driver"
 	_ "embed"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -24,18 +27,65 @@ var initStatements = []string{
 	"SET autoload_known_extensions = false",
 }
 
-// Open opens (creating if needed) the case database at path and ensures the
-// schema exists. An empty path opens an in-memory database.
-func Open(ctx context.Context, path string) (*sql.DB, error) {
-	db, _, err := OpenConnector(ctx, path)
-	return db, err
+// Options tune the database engine under a case.
+type Options struct {
+	// MemoryLimit caps DuckDB's memory, in bytes; beyond it joins and sorts
+	// spill to the temp directory beside the case instead of growing.
+	// 0: DefaultMemoryLimit.
+	MemoryLimit int64
 }
 
-// OpenConnector is Open that also returns the connector, for callers that
-// need a raw driver connection (the Arrow API).
-func OpenConnector(ctx context.Context, path string) (*sql.DB, *duckdb.Connector, error) {
+// DefaultMemoryLimit is a quarter of physical memory, at most 3 GiB (and
+// 1 GiB when physical memory cannot be read): enough for every step, and
+// small enough for a responder's laptop or a small VM.
+func DefaultMemoryLimit() int64 {
+	const ceiling = 3 << 30
+	total := physicalMemory()
+	if total <= 0 {
+		return 1 << 30
+	}
+	return min(total/4, ceiling)
+}
+
+// physicalMemory reads MemTotal from /proc/meminfo; 0 when unknown.
+func physicalMemory() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// Open opens (creating if needed) the case database at path with the
+// default options and ensures the schema exists. An empty path opens an
+// in-memory database.
+func Open(ctx context.Context, path string) (*sql.DB, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opts Options) (*sql.DB, error) {
+	limit := opts.MemoryLimit
+	if limit <= 0 {
+		limit = DefaultMemoryLimit()
+	}
+	stmts := append(slices.Clone(initStatements), fmt.Sprintf("SET memory_limit = '%dB'", limit))
+	if path != "" {
+		// Spill beside the case (DuckDB's own default for a file, made
+		// explicit so an in-flight join never lands elsewhere).
+		stmts = append(stmts, "SET temp_directory = '"+strings.ReplaceAll(path+".tmp", "'", "''")+"'")
+	}
 	connector, err := duckdb.NewConnector(path, func(execer driver.ExecerContext) error {
-		for _, s := range initStatements {
+		for _, s := range stmts {
 			if _, err := execer.ExecContext(ctx, s, nil); err != nil {
 				return fmt.Errorf("init %q: %w", s, err)
 			}
@@ -43,14 +93,38 @@ func OpenConnector(ctx context.Context, path string) (*sql.DB, *duckdb.Connector
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("open case database %s: %w", path, err)
+		return nil, fmt.Errorf("open case database %s: %w", path, err)
 	}
 	db := sql.OpenDB(connector)
 	if err := ApplySchema(ctx, db); err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return db, connector, nil
+	return db, nil
+}
+
+// ParseSize reads a memory size as a user writes it: 3GiB, 512MB, 2G,
+// 1048576 (bytes).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > float64(1<<50) {
+		return 0, fmt.Errorf("memory size %q: want a positive size such as 3GiB or 512MB", s)
+	}
+	return int64(n * float64(mult)), nil
 }
 
 // ApplySchema creates every table of the case schema that is missing.

@@ -75,3 +75,44 @@ func TestOpenDropsOnlyInterruptedLoads(t *testing.T) {
 		t.Errorf("ingest_pending after Open: %d rows (%v)", pending, err)
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"3GiB", 3 << 30, true}, {"512MB", 512e6, true}, {"2G", 2 << 30, true},
+		{"1048576", 1 << 20, true}, {"1.5 GiB", 3 << 29, true}, {"64MiB", 64 << 20, true},
+		{"", 0, false}, {"-1G", 0, false}, {"lots", 0, false}, {"0", 0, false}, {"9999999TB", 0, false},
+	} {
+		got, err := ParseSize(c.in)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok %v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+// TestOpenWithMemoryLimit: the limit and the spill folder beside the case
+// are what every connection of the pool runs with.
+func TestOpenWithMemoryLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "case.duckdb")
+	db, err := OpenWith(context.Background(), path, Options{MemoryLimit: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(3)
+	for i := 0; i < 3; i++ {
+		var limit, temp string
+		if err := db.QueryRow(`SELECT current_setting('memory_limit'), current_setting('temp_directory')`).Scan(&limit, &temp); err != nil {
+			t.Fatal(err)
+		}
+		if limit != "256.0 MiB" || temp != path+".tmp" {
+			t.Errorf("memory_limit %q temp_directory %q", limit, temp)
+		}
+	}
+	if d := DefaultMemoryLimit(); d <= 0 || d > 3<<30 {
+		t.Errorf("default memory limit %d", d)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/leakmap/leakmap/analysis"
-	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/spf13/cobra"
@@ -37,7 +36,7 @@ replay cannot place the source or the trigger). Evidence never holds text.`,
 				return err
 			}
 			ctx := cmd.Context()
-			db, err := casedb.Open(ctx, dbPath)
+			db, err := g.openCase(ctx, dbPath)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/ingest"
 	"github.com/spf13/cobra"
@@ -35,7 +34,7 @@ duration). --mapping FILE maps any other layout (see the ingest package doc).`,
 				return errs.Usage("--db is required")
 			}
 			opts.Progress = progressWriter(g)
-			db, err := casedb.Open(cmd.Context(), dbPath)
+			db, err := g.openCase(cmd.Context(), dbPath)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/spf13/cobra"
 )
@@ -25,6 +27,21 @@ type globalOptions struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	logger  *slog.Logger
+	// memoryLimit is --memory-limit as given ("" : casedb's default).
+	memoryLimit string
+}
+
+// openCase opens a case database with the engine options the flags set.
+func (g *globalOptions) openCase(ctx context.Context, path string) (*sql.DB, error) {
+	var opts casedb.Options
+	if g.memoryLimit != "" {
+		n, err := casedb.ParseSize(g.memoryLimit)
+		if err != nil {
+			return nil, errs.Usage("--memory-limit: %w", err)
+		}
+		opts.MemoryLimit = n
+	}
+	return casedb.OpenWith(ctx, path, opts)
 }
 
 // commandBuilders is filled by each command file's init.
@@ -63,6 +80,8 @@ Start with 'leakmap demo' to see the whole pipeline on simulated data.
 	root.SetErr(g.stderr)
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log debug detail to stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "log only warnings and errors")
+	root.PersistentFlags().StringVar(&g.memoryLimit, "memory-limit", "",
+		fmt.Sprintf("memory the case database may use before it spills to disk beside the case, e.g. 2GiB (default: a quarter of physical memory, at most 3 GiB; here %s)", humanBytes(casedb.DefaultMemoryLimit())))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return errs.Usage("%w (see '%s --help')", err, c.CommandPath())
 	})
@@ -109,4 +128,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// humanBytes writes a size in binary units for help texts.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	default:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
 }

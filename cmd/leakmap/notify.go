@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/notify"
@@ -58,7 +57,7 @@ byte-identical files. Exits 4 when a notice is blocked.`,
 			if err != nil {
 				return err
 			}
-			db, err := casedb.Open(cmd.Context(), dbPath)
+			db, err := g.openCase(cmd.Context(), dbPath)
 			if err != nil {
 				return err
 			}
@@ -148,7 +147,7 @@ LEAKMAP_SMTP_PASSWORD, LEAKMAP_SMTP_TLS (starttls|tls|none), LEAKMAP_SMTP_FROM.`
 				}
 				o.Port = n
 			}
-			db, err := casedb.Open(cmd.Context(), dbPath)
+			db, err := g.openCase(cmd.Context(), dbPath)
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/report"
@@ -46,7 +45,7 @@ give byte-identical files.`,
 				return err
 			}
 			ctx := cmd.Context()
-			db, err := casedb.Open(ctx, dbPath)
+			db, err := g.openCase(ctx, dbPath)
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/analysis"
-	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/ingest"
@@ -85,7 +84,7 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	db, err := casedb.Open(ctx, filepath.Join(opts.out, "case.duckdb"))
+	db, err := g.openCase(ctx, filepath.Join(opts.out, "case.duckdb"))
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,8 @@ INSERT INTO tenants VALUES
 INSERT INTO analysis_runs VALUES ('WAI-TEST', 'replay', 'sorted', 1, 3, 0, 1, 2, TIMESTAMPTZ '2026-09-10T09:00:00Z');
 -- analysis: stand-ins for the Arrow views the analysis registers from Go
 -- (replay slots, shared shingles, never-written slots per trigger).
-CREATE OR REPLACE TEMP TABLE arrow_analysis_pairs AS
+-- Views, as the Arrow registration makes them (the drop queries drop views).
+CREATE OR REPLACE TEMP VIEW arrow_analysis_pairs AS
 SELECT * FROM (VALUES (1::BIGINT, 3::BIGINT, NULL::BIGINT, 3::BIGINT), (2, 3, 1200, NULL)) v(source_row_id, trigger_row_id, slots, shingles);
-CREATE OR REPLACE TEMP TABLE arrow_analysis_trigger_slots AS
+CREATE OR REPLACE TEMP VIEW arrow_analysis_trigger_slots AS
 SELECT * FROM (VALUES (3::BIGINT, 0::BIGINT)) v(trigger_row_id, unknown_slots);

@@ -1,0 +1,2 @@
+-- analysis: drop the Arrow view of the Go pairs (it points at process memory; a case database keeps no such view).
+DROP VIEW IF EXISTS arrow_analysis_pairs;
