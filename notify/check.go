@@ -1,0 +1,257 @@
+package notify
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// CheckFailure is one notice that fails the isolation check.
+type CheckFailure struct {
+	File   string // relative to the outbox
+	Reason string // never quotes the offending text
+}
+
+// CheckResult is the outcome of the isolation check over an outbox.
+type CheckResult struct {
+	Checked  int
+	Failures []CheckFailure
+}
+
+// Check runs the isolation check on every .eml of an outbox, from the outbox
+// alone (its isolation manifest and the files). A notice that is not in the
+// manifest, or a manifest entry whose file is missing, is a failure too.
+func Check(outbox string) (*CheckResult, error) {
+	m, err := readManifest(filepath.Join(outbox, manifestName))
+	if err != nil {
+		return nil, err
+	}
+	return checkOutbox(outbox, m)
+}
+
+func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
+	entries, err := os.ReadDir(outbox)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	onDisk := map[string]bool{}
+	var files []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".eml") {
+			files = append(files, e.Name())
+			onDisk[e.Name()] = true
+		}
+	}
+	sort.Strings(files)
+	res := &CheckResult{Checked: len(files)}
+	// Notices are independent: one checker (and line cache) per worker.
+	// The manifest is only read.
+	reasons := make([]string, len(files))
+	errsOut := make([]error, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), 8); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newChecker(m)
+			for i := range next {
+				name := files[i]
+				owner, ok := m.notices[name]
+				if !ok {
+					reasons[i] = "not listed in the isolation manifest: cannot tell whose notice it is"
+					continue
+				}
+				data, err := os.ReadFile(filepath.Join(outbox, name))
+				if err != nil {
+					errsOut[i] = fmt.Errorf("outbox: %w", err)
+					continue
+				}
+				reasons[i] = strings.Join(c.checkMessage(data, owner), "; ")
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, name := range files {
+		if errsOut[i] != nil {
+			return nil, errsOut[i]
+		}
+		if reasons[i] != "" {
+			res.Failures = append(res.Failures, CheckFailure{name, reasons[i]})
+		}
+	}
+	for _, name := range m.files {
+		if !onDisk[name] {
+			res.Failures = append(res.Failures, CheckFailure{name, "listed in the isolation manifest but missing from the outbox"})
+		}
+	}
+	sort.SliceStable(res.Failures, func(i, j int) bool { return res.Failures[i].File < res.Failures[j].File })
+	return res, nil
+}
+
+// checker tests messages against a manifest. Most lines of a notice are
+// template text shared by thousands of notices, so the k-gram hits of each
+// line are cached by the line's text; only k-grams that cross a line
+// boundary are hashed for every message.
+type checker struct {
+	m     *manifest
+	x     *hasher
+	ks    []int // every k to try: identifier and text lengths
+	lines map[string][]hit
+}
+
+// hit is a k-gram of a line (or segment) found in the manifest.
+type hit struct {
+	pos, k int
+	d      digest
+	text   bool // a logged-text shingle, else an identifier
+}
+
+func newChecker(m *manifest) *checker {
+	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}}
+	for _, k := range m.idKs {
+		c.ks = addK(c.ks, k)
+	}
+	for _, k := range m.textKs {
+		c.ks = addK(c.ks, k)
+	}
+	return c
+}
+
+// hitsAt tests the k-gram w[i:i+k] against the manifest.
+func (c *checker) hitsAt(w []string, i, k int, out []hit) []hit {
+	d := c.x.kgram(w[i : i+k])
+	if _, ok := c.m.ids[d]; ok {
+		out = append(out, hit{pos: i, k: k, d: d})
+	}
+	if _, ok := c.m.texts[d]; ok {
+		out = append(out, hit{pos: i, k: k, d: d, text: true})
+	}
+	return out
+}
+
+// lineHits returns the hits of the k-grams inside one line, cached.
+func (c *checker) lineHits(line string, w []string) []hit {
+	if hs, ok := c.lines[line]; ok {
+		return hs
+	}
+	var hs []hit
+	for _, k := range c.ks {
+		for i := 0; i+k <= len(w); i++ {
+			hs = c.hitsAt(w, i, k, hs)
+		}
+	}
+	if len(c.lines) >= 1<<20 {
+		clear(c.lines)
+	}
+	c.lines[line] = hs
+	return hs
+}
+
+// segment is one decoded piece of a message: its headers, or one part.
+type segment struct {
+	label string
+	text  string
+}
+
+// checkMessage returns the reasons a message fails, or none.
+func (c *checker) checkMessage(data []byte, owner string) []string {
+	segs, err := decodeMessage(data)
+	if err != nil {
+		return []string{"cannot be decoded: " + err.Error()}
+	}
+	var reasons []string
+	more := 0
+	add := func(r string) {
+		if len(reasons) < 5 {
+			reasons = append(reasons, r)
+		} else {
+			more++
+		}
+	}
+	for _, seg := range segs {
+		var w []string
+		var lineOf []int
+		var hits []hit
+		for li, line := range strings.Split(seg.text, "\n") {
+			lw := words(line)
+			for _, h := range c.lineHits(line, lw) {
+				h.pos += len(w)
+				hits = append(hits, h)
+			}
+			w = append(w, lw...)
+			for range lw {
+				lineOf = append(lineOf, li)
+			}
+		}
+		// k-grams that span lines are not in any line's cache.
+		for _, k := range c.ks {
+			for i := 0; i+k <= len(w); i++ {
+				if lineOf[i] != lineOf[i+k-1] {
+					hits = c.hitsAt(w, i, k, hits)
+				}
+			}
+		}
+		// Mask the owner's own identifiers first: "acme" inside the
+		// owner's own "acme labs" is not another tenant's "acme".
+		masked := make([]bool, len(w))
+		for _, h := range hits {
+			if h.text {
+				continue
+			}
+			for _, o := range c.m.ids[h.d] {
+				if o.owner == owner {
+					for j := h.pos; j < h.pos+h.k; j++ {
+						masked[j] = true
+					}
+					break
+				}
+			}
+		}
+		sort.Slice(hits, func(i, j int) bool { return hits[i].pos < hits[j].pos })
+		textSeen := false
+		for _, h := range hits {
+			if h.text {
+				if !textSeen {
+					textSeen = true // one report per part: a quoted prompt has many shingles
+					add(fmt.Sprintf("%s, word %d: logged text (prompt or response)", seg.label, h.pos+1))
+				}
+				continue
+			}
+			if allMasked(masked[h.pos : h.pos+h.k]) {
+				continue
+			}
+			for _, o := range c.m.ids[h.d] {
+				if o.owner != owner {
+					add(fmt.Sprintf("%s, word %d: another tenant's %s", seg.label, h.pos+1, kindLabel(o.kind)))
+					break
+				}
+			}
+		}
+	}
+	if more > 0 {
+		reasons = append(reasons, fmt.Sprintf("and %d more", more))
+	}
+	return reasons
+}
+
+func allMasked(m []bool) bool {
+	for _, v := range m {
+		if !v {
+			return false
+		}
+	}
+	return true
+}
+
+func kindLabel(kind string) string {
+	return strings.ReplaceAll(kind, "_", " ")
+}

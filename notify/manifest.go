@@ -1,0 +1,253 @@
+package notify
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// manifest is the isolation manifest, in memory.
+type manifest struct {
+	notices map[string]string // file -> owner key ("regulator" for the regulator)
+	files   []string          // sorted
+	ids     map[digest][]idOwner
+	ownIDs  map[string][]idEntry // owner -> its identifiers
+	idKs    []int
+	texts   map[digest]struct{}
+	textKs  []int
+}
+
+type idOwner struct{ owner, kind string }
+
+type idEntry struct {
+	kind string
+	k    int
+	d    digest
+}
+
+func newManifest() *manifest {
+	return &manifest{notices: map[string]string{}, ids: map[digest][]idOwner{},
+		ownIDs: map[string][]idEntry{}, texts: map[digest]struct{}{}}
+}
+
+// addIdentifier records one identifier (tenant id, name, email, request id)
+// of a tenant.
+func (m *manifest) addIdentifier(x *hasher, tenantID, kind, value string) {
+	w := words(value)
+	if len(w) == 0 {
+		return
+	}
+	owner := ownerKey(tenantID)
+	d := x.kgram(w)
+	for _, o := range m.ids[d] {
+		if o.owner == owner && o.kind == kind {
+			return
+		}
+	}
+	m.ids[d] = append(m.ids[d], idOwner{owner, kind})
+	m.ownIDs[owner] = append(m.ownIDs[owner], idEntry{kind, len(w), d})
+	m.idKs = addK(m.idKs, len(w))
+}
+
+// addText records the shingles of one logged text.
+func (m *manifest) addText(x *hasher, text string) {
+	w := words(text)
+	switch {
+	case len(w) < minTextWords:
+	case len(w) < shingleWords:
+		m.texts[x.kgram(w)] = struct{}{}
+		m.textKs = addK(m.textKs, len(w))
+	case len(w) <= winnowAbove:
+		for i := 0; i+shingleWords <= len(w); i++ {
+			m.texts[x.kgram(w[i:i+shingleWords])] = struct{}{}
+		}
+		m.textKs = addK(m.textKs, shingleWords)
+	default:
+		// A long text (a logged 1M-token prompt has ~750k words) keeps
+		// only the winnowed shingles: the smallest hash of every window
+		// of winnowWindow consecutive shingles (Schleimer et al., 2003).
+		// Any run of winnowWindow+shingleWords-1 words of it still holds
+		// a kept shingle, so the check catches it; shorter runs often.
+		n := len(w) - shingleWords + 1
+		ds := make([]digest, n)
+		for i := range ds {
+			ds[i] = x.kgram(w[i : i+shingleWords])
+		}
+		last := -1
+		for start := 0; start+winnowWindow <= n; start++ {
+			best := start
+			for j := start + 1; j < start+winnowWindow; j++ {
+				if bytes.Compare(ds[j][:], ds[best][:]) <= 0 { // rightmost minimum, as in the paper
+					best = j
+				}
+			}
+			if best != last {
+				m.texts[ds[best]] = struct{}{}
+				last = best
+			}
+		}
+		m.textKs = addK(m.textKs, shingleWords)
+	}
+}
+
+func addK(ks []int, k int) []int {
+	for _, v := range ks {
+		if v == k {
+			return ks
+		}
+	}
+	ks = append(ks, k)
+	sort.Ints(ks)
+	return ks
+}
+
+// write saves the manifest in a sorted, line-oriented text form.
+func (m *manifest) write(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintf(w, "%s\nshingle %d\n", manifestMagic, shingleWords)
+	for _, file := range m.files {
+		fmt.Fprintf(w, "notice %s %s\n", file, m.notices[file])
+	}
+	owners := make([]string, 0, len(m.ownIDs))
+	for o := range m.ownIDs {
+		owners = append(owners, o)
+	}
+	sort.Strings(owners)
+	for _, o := range owners {
+		entries := append([]idEntry(nil), m.ownIDs[o]...)
+		sort.Slice(entries, func(i, j int) bool {
+			if entries[i].kind != entries[j].kind {
+				return entries[i].kind < entries[j].kind
+			}
+			return bytes.Compare(entries[i].d[:], entries[j].d[:]) < 0
+		})
+		for _, e := range entries {
+			fmt.Fprintf(w, "id %s %s %d %x\n", o, e.kind, e.k, e.d[:])
+		}
+	}
+	// Texts carry their k-gram length so the check knows which k to try.
+	texts := make([]digest, 0, len(m.texts))
+	for d := range m.texts {
+		texts = append(texts, d)
+	}
+	sort.Slice(texts, func(i, j int) bool { return bytes.Compare(texts[i][:], texts[j][:]) < 0 })
+	fmt.Fprintf(w, "textks %s\n", joinInts(m.textKs))
+	for _, d := range texts {
+		fmt.Fprintf(w, "text %x\n", d[:])
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func joinInts(ks []int) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = strconv.Itoa(k)
+	}
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, ",")
+}
+
+// readManifest loads an outbox's manifest.
+func readManifest(path string) (*manifest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("isolation manifest: %w", err)
+	}
+	defer f.Close()
+	m := newManifest()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	line := 0
+	bad := func(msg string) error { return fmt.Errorf("%s:%d: %s", filepath.Base(path), line, msg) }
+	parseDigest := func(s string) (digest, bool) {
+		var d digest
+		b, err := hex.DecodeString(s)
+		if err != nil || len(b) != len(d) {
+			return d, false
+		}
+		copy(d[:], b)
+		return d, true
+	}
+	for sc.Scan() {
+		line++
+		f := strings.Fields(sc.Text())
+		if line == 1 {
+			if sc.Text() != manifestMagic {
+				return nil, bad("not a leakmap isolation manifest")
+			}
+			continue
+		}
+		if len(f) == 0 {
+			continue
+		}
+		switch f[0] {
+		case "shingle":
+			if len(f) != 2 || f[1] != strconv.Itoa(shingleWords) {
+				return nil, bad("shingle size differs from this leakmap's")
+			}
+		case "notice":
+			if len(f) != 3 {
+				return nil, bad("notice: want file and owner")
+			}
+			m.notices[f[1]] = f[2]
+			m.files = append(m.files, f[1])
+		case "id":
+			if len(f) != 5 {
+				return nil, bad("id: want owner, kind, k, hash")
+			}
+			k, err := strconv.Atoi(f[3])
+			d, ok := parseDigest(f[4])
+			if err != nil || k < 1 || !ok {
+				return nil, bad("id: bad k or hash")
+			}
+			m.ids[d] = append(m.ids[d], idOwner{f[1], f[2]})
+			m.ownIDs[f[1]] = append(m.ownIDs[f[1]], idEntry{f[2], k, d})
+			m.idKs = addK(m.idKs, k)
+		case "textks":
+			if len(f) != 2 {
+				return nil, bad("textks: want a list")
+			}
+			if f[1] != "-" {
+				for _, s := range strings.Split(f[1], ",") {
+					k, err := strconv.Atoi(s)
+					if err != nil || k < 1 {
+						return nil, bad("textks: bad k")
+					}
+					m.textKs = addK(m.textKs, k)
+				}
+			}
+		case "text":
+			d, ok := parseDigest(f[1])
+			if len(f) != 2 || !ok {
+				return nil, bad("text: bad hash")
+			}
+			m.texts[d] = struct{}{}
+		default:
+			return nil, bad(fmt.Sprintf("unknown record %q", f[0]))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	if line == 0 {
+		return nil, fmt.Errorf("%s: empty", filepath.Base(path))
+	}
+	sort.Strings(m.files)
+	return m, nil
+}
