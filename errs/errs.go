@@ -15,6 +15,10 @@ var (
 	ErrInput = errors.New("bad input")
 	// ErrBlocked: a notice blocked by the isolation check (exit 4).
 	ErrBlocked = errors.New("blocked")
+	// ErrFinding: preflight found a KV pool smaller than the context its
+	// server accepts (exit 5). It wins over ErrInput: a deploy pipeline must
+	// stop a bad launch even when some other line could not be read.
+	ErrFinding = errors.New("finding")
 )
 
 // Usage wraps a message as a usage/configuration error.
@@ -30,6 +34,11 @@ func Input(format string, a ...any) error {
 // Blocked wraps a message as an isolation-check block.
 func Blocked(format string, a ...any) error {
 	return &kindError{kind: ErrBlocked, err: fmt.Errorf(format, a...)}
+}
+
+// Finding wraps a message as a preflight finding.
+func Finding(format string, a ...any) error {
+	return &kindError{kind: ErrFinding, err: fmt.Errorf(format, a...)}
 }
 
 // kindError keeps the message free of a "usage:" prefix while still
@@ -49,6 +58,8 @@ func ExitCode(err error) int {
 		return 0
 	case errors.Is(err, ErrUsage):
 		return 2
+	case errors.Is(err, ErrFinding):
+		return 5
 	case errors.Is(err, ErrInput):
 		return 3
 	case errors.Is(err, ErrBlocked):
@@ -64,4 +75,5 @@ const ExitCodesHelp = `Exit status:
   1  anything else (I/O, database, SMTP failure)
   2  usage error, or a bad incident or tenant file
   3  input data that stops a step (e.g. a file that is not a log)
-  4  a notice blocked by the isolation check`
+  4  a notice blocked by the isolation check
+  5  preflight found a KV pool smaller than the context its server accepts`

@@ -20,7 +20,7 @@ func TestHelpListsExitCodes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"Exit status:", "4  a notice blocked"} {
+	for _, want := range []string{"Exit status:", "4  a notice blocked", "5  preflight found"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q:\n%s", want, out)
 		}
