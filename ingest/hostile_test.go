@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leakmap/leakmap/errs"
 )
@@ -78,6 +79,59 @@ func TestNothingToLoadIsAnInputError(t *testing.T) {
 			}
 			if n := count(t, db, "SELECT count(*) FROM ingest_files"); n != 0 {
 				t.Errorf("%d files recorded, want none", n)
+			}
+		})
+	}
+}
+
+// TestDuplicateCopiesScaleLinearly loads one row written 20,000 and 160,000
+// times (at-least-once shipping replaying a stuck buffer): duplicate
+// detection must take time linear in the copies (ratio near 8), not
+// quadratic (64; 20k copies took 11.6 s, 160k over 300 s). The same holds
+// for conflicts: one request_id on as many rows with other values.
+func TestDuplicateCopiesScaleLinearly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times four loads")
+	}
+	copies := func(n int) string { return strings.Repeat(jsonl(row("same", "2026-09-01T10:00:00Z", 10)), n) }
+	conflicts := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(jsonl(row("same", "2026-09-01T10:00:00Z", i)))
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name     string
+		content  func(int) string
+		loaded   func(int) int64
+		dup      func(int) int64
+		conflict func(int) int64
+	}{
+		{"copies", copies, func(int) int64 { return 1 }, func(n int) int64 { return int64(n - 1) }, func(int) int64 { return 0 }},
+		{"conflicts", conflicts, func(n int) int64 { return int64(n) }, func(int) int64 { return 0 }, func(n int) int64 { return int64(n) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			took := map[int]time.Duration{}
+			for _, n := range []int{20_000, 160_000} {
+				path := writeFile(t, filepath.Join(t.TempDir(), "copies.jsonl"), c.content(n))
+				db := openCase(t)
+				ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+				start := time.Now()
+				res, err := Run(ctx, db, nil, []string{path}, Options{})
+				took[n] = time.Since(start)
+				cancel()
+				if err != nil {
+					t.Fatalf("%d rows: %v (after %s)", n, err, took[n])
+				}
+				if res.Loaded != c.loaded(n) || res.Duplicates != c.dup(n) || res.Conflicts != c.conflict(n) {
+					t.Fatalf("%d rows: loaded %d duplicates %d conflicts %d", n, res.Loaded, res.Duplicates, res.Conflicts)
+				}
+			}
+			ratio := float64(took[160_000]) / float64(took[20_000])
+			t.Logf("20k rows %s, 160k rows %s, ratio %.1f", took[20_000].Round(time.Millisecond), took[160_000].Round(time.Millisecond), ratio)
+			if ratio > 24 {
+				t.Errorf("ratio %.1f: not linear in the rows of one request_id", ratio)
 			}
 		})
 	}
