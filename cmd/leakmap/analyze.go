@@ -6,12 +6,9 @@ import (
 	"path/filepath"
 
 	"github.com/leakmap/leakmap/analysis"
-	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/spf13/cobra"
 )
-
-func init() { register(newAnalyzeCmd) }
 
 func newAnalyzeCmd(g *globalOptions) *cobra.Command {
 	var dbPath, incidentPath, outDir string
@@ -28,9 +25,6 @@ probable (the source's KV was in the slots the trigger got), possible (the
 replay cannot place the source or the trigger). Evidence never holds text.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dbPath == "" || incidentPath == "" || outDir == "" {
-				return errs.Usage("analyze needs --db, --incident and --out (see 'leakmap analyze --help')")
-			}
 			inc, err := incident.Load(incidentPath)
 			if err != nil {
 				return err
@@ -55,6 +49,7 @@ replay cannot place the source or the trigger). Evidence never holds text.`,
 	cmd.Flags().StringVar(&dbPath, "db", "", "case database (DuckDB file)")
 	cmd.Flags().StringVar(&incidentPath, "incident", "", "incident file (YAML)")
 	cmd.Flags().StringVar(&outDir, "out", "", "folder for the CSV outputs")
+	required(cmd, "db", "incident", "out")
 	return cmd
 }
 

@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newDemoCmd) }
-
 type demoOptions struct {
 	out  string
 	seed int64

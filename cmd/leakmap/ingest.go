@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/ingest"
 	"github.com/spf13/cobra"
 )
-
-func init() { register(newIngestCmd) }
 
 func newIngestCmd(g *globalOptions) *cobra.Command {
 	var dbPath string
@@ -30,9 +27,6 @@ API gateway's log: id, created_at, account_id, tokens_in, tokens_out,
 duration). --mapping FILE maps any other layout (see the ingest package doc).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dbPath == "" {
-				return errs.Usage("--db is required")
-			}
 			opts.Progress = progressWriter(g)
 			db, err := g.openCase(cmd.Context(), dbPath)
 			if err != nil {
@@ -47,10 +41,9 @@ duration). --mapping FILE maps any other layout (see the ingest package doc).`,
 		},
 	}
 	cmd.Flags().StringVar(&dbPath, "db", "", "case database (created if missing)")
-	cmd.Flags().StringVar(&opts.Format, "format", "auto", "auto (from content), jsonl, csv or parquet")
-	cmd.Flags().StringVar(&opts.Preset, "preset", "", "log layout: canonical (default), engine or gateway")
-	cmd.Flags().StringVar(&opts.MappingFile, "mapping", "", "YAML mapping from your fields and time format to the canonical ones")
-	cmd.Flags().StringVar(&opts.Model, "model", "", "model name for rows whose log carries none (engine logs)")
+	addIngestFlags(cmd.Flags(), &opts)
+	markIngestFlags(cmd)
+	required(cmd, "db")
 	return cmd
 }
 

@@ -1,6 +1,6 @@
 // Command leakmap maps a cross-tenant data leak in a shared AI inference
 // service and drafts every notice it calls for. Each command lives in its own
-// file and registers itself with register; this file owns the root command,
+// file and is listed in commands below; this file owns the root command,
 // logging, and the one mapping from errors to exit codes.
 package main
 
@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/leakmap/leakmap/casedb"
@@ -27,6 +26,8 @@ type globalOptions struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	logger  *slog.Logger
+	// ran is set when a command's own RunE starts (see markRuns).
+	ran bool
 	// memoryLimit is --memory-limit as given ("" : casedb's default).
 	memoryLimit string
 }
@@ -44,11 +45,10 @@ func (g *globalOptions) openCase(ctx context.Context, path string) (*sql.DB, err
 	return casedb.OpenWith(ctx, path, opts)
 }
 
-// commandBuilders is filled by each command file's init.
-var commandBuilders []func(*globalOptions) *cobra.Command
-
-func register(build func(*globalOptions) *cobra.Command) {
-	commandBuilders = append(commandBuilders, build)
+// commands builds every command, in the order --help lists them.
+var commands = []func(*globalOptions) *cobra.Command{
+	newDemoCmd, newRunCmd, newIngestCmd, newAnalyzeCmd, newReportCmd, newNotifyCmd,
+	newSimulateCmd, newVersionCmd,
 }
 
 func newRootCmd(g *globalOptions) *cobra.Command {
@@ -85,13 +85,30 @@ Start with 'leakmap demo' to see the whole pipeline on simulated data.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return errs.Usage("%w (see '%s --help')", err, c.CommandPath())
 	})
-	for _, build := range commandBuilders {
+	for _, build := range commands {
 		cmd := build(g)
 		// Every command's --help ends with the exit codes.
 		cmd.Long = cmd.Long + "\n\n" + errs.ExitCodesHelp
 		root.AddCommand(cmd)
 	}
+	markRuns(root, g)
 	return root
+}
+
+// markRuns wraps every command's RunE so that execute knows whether the
+// command itself ran: an error returned before that comes from cobra's own
+// checks (unknown command, arguments, required flags) and is a usage error,
+// whatever its wording.
+func markRuns(cmd *cobra.Command, g *globalOptions) {
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			g.ran = true
+			return run(c, args)
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		markRuns(sub, g)
+	}
 }
 
 // execute runs leakmap with args and returns its exit status; main and the
@@ -103,24 +120,12 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		if isCobraUsageError(err) {
+		if !g.ran && errs.ExitCode(err) == 1 {
 			err = errs.Usage("%w", err)
 		}
 		fmt.Fprintf(stderr, "leakmap: %v\n", err)
 	}
 	return errs.ExitCode(err)
-}
-
-// isCobraUsageError recognises cobra's own argument errors (unknown command,
-// wrong number of args), which it returns as plain errors.
-func isCobraUsageError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "required flag", "unknown flag", "unknown shorthand"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func main() {

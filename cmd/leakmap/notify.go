@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newNotifyCmd) }
-
 func newNotifyCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "notify",
@@ -42,9 +40,6 @@ The notices' Date, and the time the 72-hour deadline is judged against, is
 byte-identical files. Exits 4 when a notice is blocked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dbPath == "" || incPath == "" || tenantsPath == "" || out == "" {
-				return errs.Usage("notify draft needs --db, --incident, --tenants and --out")
-			}
 			inc, err := incident.Load(incPath)
 			if err != nil {
 				return err
@@ -84,7 +79,8 @@ byte-identical files. Exits 4 when a notice is blocked.`,
 	f.StringVar(&incPath, "incident", "", "incident file (YAML)")
 	f.StringVar(&tenantsPath, "tenants", "", "tenant directory (CSV tenant_id,name,email,language,jurisdiction)")
 	f.StringVar(&out, "out", "", "outbox folder")
-	f.StringVar(&asOfFlag, "as-of", "", "date of the notices, RFC 3339 (default: incident as_of, else now)")
+	addAsOfFlag(f, &asOfFlag)
+	required(cmd, "db", "incident", "tenants", "out")
 	return cmd
 }
 
@@ -127,9 +123,6 @@ environment: LEAKMAP_SMTP_HOST, LEAKMAP_SMTP_PORT, LEAKMAP_SMTP_USER,
 LEAKMAP_SMTP_PASSWORD, LEAKMAP_SMTP_TLS (starttls|tls|none), LEAKMAP_SMTP_FROM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dbPath == "" || outbox == "" {
-				return errs.Usage("notify send needs --db and --outbox")
-			}
 			env := func(flag, name string, dst *string) {
 				if !cmd.Flags().Changed(flag) && os.Getenv(name) != "" {
 					*dst = os.Getenv(name)
@@ -174,5 +167,6 @@ LEAKMAP_SMTP_PASSWORD, LEAKMAP_SMTP_TLS (starttls|tls|none), LEAKMAP_SMTP_FROM.`
 	f.StringVar(&o.TLS, "smtp-tls", "starttls", "starttls, tls or none")
 	f.StringVar(&o.From, "from", "", "envelope sender (default: each notice's From)")
 	f.Float64Var(&o.RatePerSecond, "rate", 10, "at most this many messages per second (0: no limit)")
+	required(cmd, "db", "outbox")
 	return cmd
 }

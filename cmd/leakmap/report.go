@@ -3,13 +3,10 @@ package main
 import (
 	"fmt"
 
-	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/report"
 	"github.com/spf13/cobra"
 )
-
-func init() { register(newReportCmd) }
 
 func newReportCmd(g *globalOptions) *cobra.Command {
 	var dbPath, incidentPath, outDir, asOfFlag string
@@ -33,9 +30,6 @@ defaults to the incident file's as_of, else now. The same case and --as-of
 give byte-identical files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dbPath == "" || incidentPath == "" || outDir == "" {
-				return errs.Usage("report needs --db, --incident and --out (see 'leakmap report --help')")
-			}
 			inc, err := incident.Load(incidentPath)
 			if err != nil {
 				return err
@@ -65,6 +59,7 @@ give byte-identical files.`,
 	cmd.Flags().StringVar(&dbPath, "db", "", "case database (DuckDB file)")
 	cmd.Flags().StringVar(&incidentPath, "incident", "", "incident file (YAML)")
 	cmd.Flags().StringVar(&outDir, "out", "", "folder for the reports and exports")
-	cmd.Flags().StringVar(&asOfFlag, "as-of", "", "date of the report, RFC 3339 (default: the incident's as_of, else now)")
+	addAsOfFlag(cmd.Flags(), &asOfFlag)
+	required(cmd, "db", "incident", "out")
 	return cmd
 }

@@ -18,8 +18,6 @@ import (
 	"golang.org/x/term"
 )
 
-func init() { register(newRunCmd) }
-
 type runOptions struct {
 	incident string
 	tenants  string
@@ -48,14 +46,10 @@ use 'leakmap notify send' for that.`,
 	f.StringVar(&opts.incident, "incident", "", "incident file (YAML)")
 	f.StringVar(&opts.tenants, "tenants", "", "tenant directory (CSV: tenant_id,name,email,language,jurisdiction)")
 	f.StringVar(&opts.out, "out", "", "output folder (created if needed)")
-	f.StringVar(&opts.asOf, "as-of", "", "date the notices and reports bear, RFC 3339 (default: the incident's as_of, else now)")
-	f.StringVar(&opts.ingest.Format, "format", "auto", "log format: auto (from content), jsonl, csv or parquet")
-	f.StringVar(&opts.ingest.Preset, "preset", "", "log layout: canonical (default), engine or gateway")
-	f.StringVar(&opts.ingest.MappingFile, "mapping", "", "YAML mapping from your fields and time format to the canonical ones")
-	cmd.MarkFlagsMutuallyExclusive("preset", "mapping")
-	for _, name := range []string{"incident", "tenants", "out"} {
-		_ = cmd.MarkFlagRequired(name)
-	}
+	addAsOfFlag(f, &opts.asOf)
+	addIngestFlags(f, &opts.ingest)
+	markIngestFlags(cmd)
+	required(cmd, "incident", "tenants", "out")
 	return cmd
 }
 

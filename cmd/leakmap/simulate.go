@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/simulate"
 	"github.com/spf13/cobra"
 )
-
-func init() { register(newSimulateCmd) }
 
 func newSimulateCmd(g *globalOptions) *cobra.Command {
 	cfg := simulate.DefaultConfig()
@@ -30,9 +27,6 @@ missing decode instances, mixed time offsets) is added. The same flags give
 byte-identical files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return errs.Usage("simulate: --out is required")
-			}
 			sum, err := simulate.Generate(cmd.Context(), g.logger, out, cfg)
 			if err != nil {
 				return err
@@ -59,5 +53,6 @@ byte-identical files.`,
 	f.BoolVar(&cfg.DirectoryGaps, "directory-gaps", cfg.DirectoryGaps, "leave one affected tenant out of tenants.csv and give one an invalid email")
 	f.BoolVar(&cfg.CSVPart, "csv-part", cfg.CSVPart, "write the first day's log part as CSV")
 	f.IntVar(&cfg.DecodeInstances, "decode-instances", cfg.DecodeInstances, "decode instances")
+	required(cmd, "out")
 	return cmd
 }

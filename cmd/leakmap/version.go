@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newVersionCmd) }
-
 func newVersionCmd(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/leakmap/leakmap/ingest"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Flag groups shared by the commands that share them, so that a flag has
+// one name, one default and one wording everywhere.
+
+// addIngestFlags: how LOG... is read (ingest and run).
+func addIngestFlags(f *pflag.FlagSet, o *ingest.Options) {
+	f.StringVar(&o.Format, "format", "auto", "log format: auto (from content), jsonl, csv or parquet")
+	f.StringVar(&o.Preset, "preset", "", "log layout: canonical (default), engine or gateway")
+	f.StringVar(&o.MappingFile, "mapping", "", "YAML mapping from your fields and time format to the canonical ones")
+	f.StringVar(&o.Model, "model", "", "model name for rows whose log carries none (engine logs)")
+}
+
+// markIngestFlags adds the rules between the ingest flags.
+func markIngestFlags(cmd *cobra.Command) {
+	cmd.MarkFlagsMutuallyExclusive("preset", "mapping")
+}
+
+// addAsOfFlag: the date notices and reports bear (run, report, notify draft).
+func addAsOfFlag(f *pflag.FlagSet, dst *string) {
+	f.StringVar(dst, "as-of", "", "date the notices and reports bear, and the time the 72-hour deadline is judged at, RFC 3339 (default: the incident file's as_of, else now)")
+}
+
+// required marks flags cobra must see before the command runs; a missing
+// one is a usage error (exit 2) naming it.
+func required(cmd *cobra.Command, names ...string) {
+	for _, name := range names {
+		if err := cmd.MarkFlagRequired(name); err != nil {
+			panic(err) // a programming error: the flag is not defined
+		}
+	}
+}
