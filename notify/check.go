@@ -106,6 +106,7 @@ type checker struct {
 	x     *hasher
 	ks    []int // every k to try: identifier and text lengths
 	lines map[string][]hit
+	units map[string]unitInfo
 }
 
 // hit is a k-gram of a line (or segment) found in the manifest.
@@ -116,7 +117,7 @@ type hit struct {
 }
 
 func newChecker(m *manifest) *checker {
-	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}}
+	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}, units: map[string]unitInfo{}}
 	for _, k := range m.idKs {
 		c.ks = addK(c.ks, k)
 	}
@@ -160,7 +161,16 @@ func (c *checker) lineHits(line string, w []string) []hit {
 type segment struct {
 	label string
 	text  string
+	kind  segKind
 }
+
+type segKind int
+
+const (
+	segHeaders    segKind = iota
+	segProse              // a text or HTML body part: the templates' words, dates and counts
+	segAttachment         // data only: every cell is a value
+)
 
 // checkMessage returns the reasons a message fails, or none.
 func (c *checker) checkMessage(data []byte, owner string) []string {
@@ -217,6 +227,7 @@ func (c *checker) checkMessage(data []byte, owner string) []string {
 			}
 		}
 		sort.Slice(hits, func(i, j int) bool { return hits[i].pos < hits[j].pos })
+		c.unitHits(seg, owner, add)
 		textSeen := false
 		for _, h := range hits {
 			if h.text {
@@ -228,6 +239,9 @@ func (c *checker) checkMessage(data []byte, owner string) []string {
 			}
 			if allMasked(masked[h.pos : h.pos+h.k]) {
 				continue
+			}
+			if c.m.generic[h.d] {
+				continue // matched only as a whole unit (unitHits)
 			}
 			for _, o := range c.m.ids[h.d] {
 				if o.owner != owner {
@@ -241,6 +255,65 @@ func (c *checker) checkMessage(data []byte, owner string) []string {
 		reasons = append(reasons, fmt.Sprintf("and %d more", more))
 	}
 	return reasons
+}
+
+// unitInfo is a unit's identifier digest, cached by the unit's text.
+type unitInfo struct {
+	d           digest
+	ok, numeric bool
+}
+
+// unitHits reports the generic identifiers of other tenants that stand
+// alone in a segment: a line, a list item, a table or CSV cell, an address,
+// a joined token. The templates' own units never count in the headers and
+// body (an other tenant named like a heading of the notice is that heading);
+// a bare number in the body is a date or a count, so a numeric identifier
+// counts there only when joined ("r-2026"), and anywhere in the attachment.
+func (c *checker) unitHits(seg segment, owner string, add func(string)) {
+	if len(c.m.generic) == 0 {
+		return
+	}
+	_, static := builtin()
+	var seen map[digest]bool
+	for _, u := range units(seg.text) {
+		info, ok := c.units[u.text]
+		if !ok {
+			w := words(u.text)
+			if len(w) > 0 && len(w) <= maxUnitWords {
+				info = unitInfo{d: c.x.kgram(w), ok: true, numeric: vocabulary(nil).ordinary(w)}
+			}
+			if len(c.units) >= 1<<20 {
+				clear(c.units)
+			}
+			c.units[u.text] = info
+		}
+		if !info.ok || !c.m.generic[info.d] || seen[info.d] {
+			continue
+		}
+		if seg.kind != segAttachment && static[info.d] {
+			continue
+		}
+		if seg.kind == segProse && info.numeric && !u.token {
+			continue
+		}
+		foreign := ""
+		for _, o := range c.m.ids[info.d] {
+			if o.owner == owner {
+				foreign = ""
+				break
+			}
+			if foreign == "" {
+				foreign = o.kind
+			}
+		}
+		if foreign != "" {
+			if seen == nil {
+				seen = map[digest]bool{}
+			}
+			seen[info.d] = true
+			add(fmt.Sprintf("%s: another tenant's %s, standing alone", seg.label, kindLabel(foreign)))
+		}
+	}
 }
 
 func allMasked(m []bool) bool {

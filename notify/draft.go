@@ -110,7 +110,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if err != nil {
 		return nil, err
 	}
-	man, err := buildManifest(ctx, db, dir)
+	man, err := buildManifest(ctx, db, dir, inc)
 	if err != nil {
 		return nil, err
 	}
@@ -343,52 +343,6 @@ func loadRequestRows(ctx context.Context, db *sql.DB) (map[string][]requestRow, 
 		out[tenant] = append(out[tenant], r)
 	}
 	return out, rows.Err()
-}
-
-// buildManifest hashes every identifier the case and the directory know,
-// and the logged texts of every request the analysis names.
-func buildManifest(ctx context.Context, db *sql.DB, dir *Directory) (*manifest, error) {
-	m := newManifest()
-	x := newHasher()
-	rows, err := db.QueryContext(ctx, queries.Get("notify_identifiers"))
-	if err != nil {
-		return nil, fmt.Errorf("identifiers: %w", err)
-	}
-	for rows.Next() {
-		var tenant, kind, value string
-		if err := rows.Scan(&tenant, &kind, &value); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("identifiers: %w", err)
-		}
-		m.addIdentifier(x, tenant, kind, value)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("identifiers: %w", err)
-	}
-	for _, id := range dir.IDs() {
-		e := dir.Lookup(id)
-		m.addIdentifier(x, id, "tenant_id", id)
-		if e.Name != "" {
-			m.addIdentifier(x, id, "name", e.Name)
-		}
-		for _, a := range append(append([]string(nil), e.Emails...), e.Invalid...) {
-			m.addIdentifier(x, id, "email", a)
-		}
-	}
-	texts, err := db.QueryContext(ctx, queries.Get("notify_logged_texts"))
-	if err != nil {
-		return nil, fmt.Errorf("logged texts: %w", err)
-	}
-	defer texts.Close()
-	for texts.Next() {
-		var s string
-		if err := texts.Scan(&s); err != nil {
-			return nil, fmt.Errorf("logged texts: %w", err)
-		}
-		m.addText(x, s)
-	}
-	return m, texts.Err()
 }
 
 // attachmentCSV lists the tenant's own requests: ids, times, role, tier.

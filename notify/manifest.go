@@ -3,6 +3,8 @@ package notify
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -10,6 +12,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/queries"
 )
 
 // manifest is the isolation manifest, in memory.
@@ -21,6 +26,10 @@ type manifest struct {
 	idKs    []int
 	texts   map[digest]struct{}
 	textKs  []int
+	// generic: identifiers made only of ordinary words (see generic.go),
+	// matched only as whole units; vocab decides it while building.
+	generic map[digest]bool
+	vocab   vocabulary
 }
 
 type idOwner struct{ owner, kind string }
@@ -33,7 +42,7 @@ type idEntry struct {
 
 func newManifest() *manifest {
 	return &manifest{notices: map[string]string{}, ids: map[digest][]idOwner{},
-		ownIDs: map[string][]idEntry{}, texts: map[digest]struct{}{}}
+		ownIDs: map[string][]idEntry{}, texts: map[digest]struct{}{}, generic: map[digest]bool{}}
 }
 
 // addIdentifier records one identifier (tenant id, name, email, request id)
@@ -53,6 +62,9 @@ func (m *manifest) addIdentifier(x *hasher, tenantID, kind, value string) {
 	m.ids[d] = append(m.ids[d], idOwner{owner, kind})
 	m.ownIDs[owner] = append(m.ownIDs[owner], idEntry{kind, len(w), d})
 	m.idKs = addK(m.idKs, len(w))
+	if m.vocab.ordinary(w) && len(w) <= maxUnitWords {
+		m.generic[d] = true
+	}
 }
 
 // addText records the shingles of one logged text.
@@ -132,7 +144,11 @@ func (m *manifest) write(path string) error {
 			return bytes.Compare(entries[i].d[:], entries[j].d[:]) < 0
 		})
 		for _, e := range entries {
-			fmt.Fprintf(w, "id %s %s %d %x\n", o, e.kind, e.k, e.d[:])
+			scope := "words"
+			if m.generic[e.d] {
+				scope = "unit"
+			}
+			fmt.Fprintf(w, "id %s %s %d %x %s\n", o, e.kind, e.k, e.d[:], scope)
 		}
 	}
 	// Texts carry their k-gram length so the check knows which k to try.
@@ -208,13 +224,16 @@ func readManifest(path string) (*manifest, error) {
 			m.notices[f[1]] = f[2]
 			m.files = append(m.files, f[1])
 		case "id":
-			if len(f) != 5 {
-				return nil, bad("id: want owner, kind, k, hash")
+			if len(f) != 6 || (f[5] != "words" && f[5] != "unit") {
+				return nil, bad("id: want owner, kind, k, hash, scope (words or unit)")
 			}
 			k, err := strconv.Atoi(f[3])
 			d, ok := parseDigest(f[4])
 			if err != nil || k < 1 || !ok {
 				return nil, bad("id: bad k or hash")
+			}
+			if f[5] == "unit" {
+				m.generic[d] = true
 			}
 			m.ids[d] = append(m.ids[d], idOwner{f[1], f[2]})
 			m.ownIDs[f[1]] = append(m.ownIDs[f[1]], idEntry{f[2], k, d})
@@ -250,4 +269,52 @@ func readManifest(path string) (*manifest, error) {
 	}
 	sort.Strings(m.files)
 	return m, nil
+}
+
+// buildManifest hashes every identifier the case and the directory know,
+// and the logged texts of every request the analysis names. Identifiers
+// made of ordinary words (the templates', the provider's) are marked generic.
+func buildManifest(ctx context.Context, db *sql.DB, dir *Directory, inc *incident.Incident) (*manifest, error) {
+	m := newManifest()
+	m.vocab = providerVocabulary(inc)
+	x := newHasher()
+	rows, err := db.QueryContext(ctx, queries.Get("notify_identifiers"))
+	if err != nil {
+		return nil, fmt.Errorf("identifiers: %w", err)
+	}
+	for rows.Next() {
+		var tenant, kind, value string
+		if err := rows.Scan(&tenant, &kind, &value); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("identifiers: %w", err)
+		}
+		m.addIdentifier(x, tenant, kind, value)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("identifiers: %w", err)
+	}
+	for _, id := range dir.IDs() {
+		e := dir.Lookup(id)
+		m.addIdentifier(x, id, "tenant_id", id)
+		if e.Name != "" {
+			m.addIdentifier(x, id, "name", e.Name)
+		}
+		for _, a := range append(append([]string(nil), e.Emails...), e.Invalid...) {
+			m.addIdentifier(x, id, "email", a)
+		}
+	}
+	texts, err := db.QueryContext(ctx, queries.Get("notify_logged_texts"))
+	if err != nil {
+		return nil, fmt.Errorf("logged texts: %w", err)
+	}
+	defer texts.Close()
+	for texts.Next() {
+		var s string
+		if err := texts.Scan(&s); err != nil {
+			return nil, fmt.Errorf("logged texts: %w", err)
+		}
+		m.addText(x, s)
+	}
+	return m, texts.Err()
 }

@@ -36,7 +36,7 @@ func decodeMessage(data []byte) ([]segment, error) {
 			hb.WriteString(k + ": " + v + "\n")
 		}
 	}
-	segs := []segment{{"headers", hb.String()}}
+	segs := []segment{{"headers", hb.String(), segHeaders}}
 	err = decodePart(&segs, msg.Header.Get("Content-Type"), msg.Header.Get("Content-Transfer-Encoding"), "", msg.Body, 0)
 	return segs, err
 }
@@ -91,34 +91,74 @@ func decodePart(segs *[]segment, ctype, cte, disposition string, body io.Reader,
 	if mt == "text/html" {
 		// The visible text (tags as spaces), and the inside of the tags,
 		// whose attributes (href, alt, title) could carry an identifier.
-		*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(tagInteriors(text))})
-		text = html.UnescapeString(stripTags(text))
+		*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(tagInteriors(text)), segProse})
+		text = html.UnescapeString(visibleText(text))
 	}
-	*segs = append(*segs, segment{label, text})
+	kind := segProse
+	if label != mt+" part" {
+		kind = segAttachment
+	}
+	*segs = append(*segs, segment{label, text, kind})
 	// Names of attachments are words of the message too.
 	if label != mt+" part" {
-		*segs = append(*segs, segment{label + " (name)", label})
+		*segs = append(*segs, segment{label + " (name)", label, segHeaders})
 	}
 	return nil
 }
 
-// stripTags replaces each HTML tag by a space, so a tag cannot split an
-// identifier into pieces the check would miss ("r<b>-</b>17" reads "r - 17").
-func stripTags(s string) string {
+// visibleText is the text a browser shows: comments and tags removed, a
+// block-level tag (paragraph, list item, table cell, line break) read as a
+// line break and any other tag as nothing, so a tag cannot split an
+// identifier into pieces the check would miss ("t<b>-</b>delta" reads
+// "t-delta", "al<span></span>pha" reads "alpha"). Entities are left to the
+// caller, so that "&lt;b&gt;" never becomes a tag.
+func visibleText(s string) string {
 	var b strings.Builder
-	in := false
-	for _, r := range s {
-		switch {
-		case r == '<':
-			in = true
-			b.WriteByte(' ')
-		case r == '>' && in:
-			in = false
-		case !in:
-			b.WriteRune(r)
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
 		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		if strings.HasPrefix(s, "<!--") {
+			end := strings.Index(s[4:], "-->")
+			if end < 0 {
+				return b.String()
+			}
+			s = s[4+end+3:]
+			continue
+		}
+		j := strings.IndexByte(s, '>')
+		if j < 0 {
+			return b.String()
+		}
+		if blockTags[tagName(s[1:j])] {
+			b.WriteByte('\n')
+		}
+		s = s[j+1:]
 	}
-	return b.String()
+}
+
+// tagName is the lowercase element name of a tag's inside ("/td", "br/").
+func tagName(inside string) string {
+	inside = strings.TrimLeft(inside, "/! ")
+	end := strings.IndexFunc(inside, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') })
+	if end >= 0 {
+		inside = inside[:end]
+	}
+	return strings.ToLower(inside)
+}
+
+var blockTags = map[string]bool{}
+
+func init() {
+	for _, t := range strings.Fields(`address article aside blockquote body br caption dd details div dl dt
+		fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 head header hr html li main nav ol p pre
+		section summary table tbody td tfoot th thead title tr ul doctype meta`) {
+		blockTags[t] = true
+	}
 }
 
 // tagInteriors returns the inside of every HTML tag, one per line.
