@@ -118,10 +118,10 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger: slog.New(slog.NewTextHandler(stderr, nil))}
 	root := newRootCmd(g)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
 		if !g.ran && errs.ExitCode(err) == 1 {
-			err = errs.Usage("%w", err)
+			err = errs.Usage("%w (see '%s --help')", err, cmd.CommandPath())
 		}
 		fmt.Fprintf(stderr, "leakmap: %v\n", err)
 	}
