@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newPreflightCmd) }
-
 type preflightOptions struct {
 	out      string
 	timezone string
