@@ -49,6 +49,7 @@ type Incident struct {
 	Contamination Contamination
 	Provider      Provider
 	Notices       Notices
+	Join          Join
 
 	// Path is the incident file itself; Dir the folder relative paths resolve against.
 	Path string
@@ -80,6 +81,13 @@ type Contamination struct {
 	PageSize          int64
 	ResidencyLookback time.Duration
 	PossibleLookback  time.Duration
+}
+
+// Join holds the tolerances of the join of real-layout records into one
+// request per call (top-level `join:`).
+type Join struct {
+	RoomTolerance    time.Duration // prefill and decode records of one bootstrap_room (default 30s)
+	GatewayTolerance time.Duration // a gateway and an engine record sharing no id (default 2s)
 }
 
 // Provider is the service operator sending the notices.
@@ -143,6 +151,10 @@ type rawFile struct {
 		DeletionDeadline string   `yaml:"deletion_deadline"`
 		DelayReasons     string   `yaml:"delay_reasons"`
 	} `yaml:"notices"`
+	Join struct {
+		RoomTolerance    string `yaml:"room_tolerance"`
+		GatewayTolerance string `yaml:"gateway_tolerance"`
+	} `yaml:"join"`
 }
 
 // Load reads, validates and resolves an incident file and its capacity
@@ -284,6 +296,11 @@ func Parse(data []byte, dir string) (*Incident, error) {
 	}
 	inc.Contamination.ResidencyLookback = dur("contamination.residency_lookback", k.ResidencyLookback, inc.Contamination.ResidencyLookback)
 	inc.Contamination.PossibleLookback = dur("contamination.possible_lookback", k.PossibleLookback, inc.Contamination.PossibleLookback)
+
+	inc.Join = Join{
+		RoomTolerance:    dur("join.room_tolerance", raw.Join.RoomTolerance, 30*time.Second),
+		GatewayTolerance: dur("join.gateway_tolerance", raw.Join.GatewayTolerance, 2*time.Second),
+	}
 
 	inc.Provider = Provider(raw.Provider)
 	inc.Notices = Notices{

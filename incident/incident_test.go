@@ -146,3 +146,35 @@ func TestParseTimelineErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestJoinTolerances(t *testing.T) {
+	tests := []struct {
+		name, extra   string
+		room, gateway time.Duration
+		wantErr       string
+	}{
+		{"defaults", "", 30 * time.Second, 2 * time.Second, ""},
+		{"given", "join: {room_tolerance: 1m, gateway_tolerance: 500ms}\n", time.Minute, 500 * time.Millisecond, ""},
+		{"one given", "join:\n  gateway_tolerance: 3s\n", 30 * time.Second, 3 * time.Second, ""},
+		{"not a duration", "join: {room_tolerance: half a minute}\n", 0, 0, "join.room_tolerance"},
+		{"negative", "join: {gateway_tolerance: -2s}\n", 0, 0, "join.gateway_tolerance"},
+		{"unknown key", "join: {rooms: 30s}\n", 0, 0, "rooms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inc, err := Load(writeCase(t, validYAML+tt.extra))
+			if tt.wantErr != "" {
+				if err == nil || !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want a usage error naming %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inc.Join.RoomTolerance != tt.room || inc.Join.GatewayTolerance != tt.gateway {
+				t.Errorf("join = %+v, want room %v gateway %v", inc.Join, tt.room, tt.gateway)
+			}
+		})
+	}
+}

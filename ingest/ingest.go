@@ -31,6 +31,12 @@
 // Layouts other than the canonical one are read through a Mapping: the
 // presets "engine" and "gateway" (see enginePreset, gatewayPreset) or a
 // user's YAML mapping file (see Mapping).
+//
+// Records of real layouts (a gateway's, an engine's prefill and decode
+// logs) are kept as they are in source_records; Join (join.go), run at the
+// end of every ingest of a case that holds any, rebuilds from all of them
+// the joined part of requests: one request per call, with join_report
+// saying what matched, what did not, and why.
 package ingest
 
 import (
@@ -56,6 +62,9 @@ type Options struct {
 	// Model names the model of rows whose log carries none (engine logs
 	// usually do not); a mapped model field wins.
 	Model string
+	// Join holds the tolerances of the join that ends every ingest whose
+	// case holds source records (real-layout logs).
+	Join JoinOptions
 }
 
 // FileResult is what happened to one input file.
@@ -76,6 +85,9 @@ type Result struct {
 	// Skipped lists what a folder held that is not a file to load (a
 	// dangling symbolic link, a socket): said, never dropped in silence.
 	Skipped []Skipped
+	// Join is the join of the case's source records into requests; nil
+	// when the case has none.
+	Join *JoinResult
 }
 
 // Skipped is an entry of a folder that was not loaded, and why.
@@ -138,6 +150,14 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, paths []string, o
 	if res.Read != res.Loaded+res.Rejected+res.Duplicates {
 		return res, fmt.Errorf("ingest: totals do not reconcile: read %d, loaded %d, rejected %d, duplicates %d",
 			res.Read, res.Loaded, res.Rejected, res.Duplicates)
+	}
+	// Real-layout records become requests only through the join, over every
+	// record of the case (a later file can complete an earlier call).
+	if has, err := hasSourceRecords(ctx, db); err != nil || !has {
+		return res, err
+	}
+	if res.Join, err = Join(ctx, db, logger, opts.Join); err != nil {
+		return res, err
 	}
 	return res, nil
 }

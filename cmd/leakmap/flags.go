@@ -15,6 +15,11 @@ func addIngestFlags(f *pflag.FlagSet, o *ingest.Options) {
 	f.StringVar(&o.Preset, "preset", "", "log layout: canonical (default), engine or gateway")
 	f.StringVar(&o.MappingFile, "mapping", "", "YAML mapping from your fields and time format to the canonical ones")
 	f.StringVar(&o.Model, "model", "", "model name for rows whose log carries none (engine logs)")
+	// Zero leaves the tolerances to the incident file's join: block, else the defaults.
+	f.DurationVar(&o.Join.RoomTolerance, "room-tolerance", 0,
+		"join: how far apart the prefill and decode records of one bootstrap_room may start (default: the incident's join.room_tolerance, else 30s)")
+	f.DurationVar(&o.Join.GatewayTolerance, "gateway-tolerance", 0,
+		"join: how far apart a gateway and an engine record sharing no id may start (default: the incident's join.gateway_tolerance, else 2s)")
 }
 
 // markIngestFlags adds the rules between the ingest flags.

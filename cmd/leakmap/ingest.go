@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/ingest"
 	"github.com/spf13/cobra"
 )
@@ -69,4 +70,17 @@ func printIngest(w io.Writer, res *ingest.Result) {
 	}
 	fmt.Fprintf(w, "read %d, loaded %d, rejected %d, duplicates %d (conflicts %d, files %d, already loaded %d)\n",
 		res.Read, res.Loaded, res.Rejected, res.Duplicates, res.Conflicts, len(res.Files), already)
+	if res.Join != nil {
+		fmt.Fprintln(w, res.Join.Summary())
+	}
+}
+
+// joinFromIncident fills the tolerances no flag gave from the incident file.
+func joinFromIncident(o *ingest.JoinOptions, inc *incident.Incident) {
+	if o.RoomTolerance == 0 {
+		o.RoomTolerance = inc.Join.RoomTolerance
+	}
+	if o.GatewayTolerance == 0 {
+		o.GatewayTolerance = inc.Join.GatewayTolerance
+	}
 }

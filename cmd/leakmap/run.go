@@ -86,6 +86,7 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 
 	s := &runSummary{out: opts.out}
 	opts.ingest.Progress = progressWriter(g)
+	joinFromIncident(&opts.ingest.Join, inc)
 	fmt.Fprintf(g.stdout, "case %s (incident %s, as of %s)\n", filepath.Join(opts.out, "case.duckdb"), inc.ID, incident.FormatTime(asOf))
 	if s.ingest, err = ingest.Run(ctx, db, g.logger, logs, opts.ingest); err != nil {
 		return nil, err

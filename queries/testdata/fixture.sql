@@ -25,3 +25,10 @@ CREATE OR REPLACE TEMP VIEW arrow_analysis_pairs AS
 SELECT * FROM (VALUES (1::BIGINT, 3::BIGINT, NULL::BIGINT, 3::BIGINT), (2, 3, 1200, NULL)) v(source_row_id, trigger_row_id, slots, shingles);
 CREATE OR REPLACE TEMP VIEW arrow_analysis_trigger_slots AS
 SELECT * FROM (VALUES (3::BIGINT, 0::BIGINT)) v(trigger_row_id, unknown_slots);
+-- join: a gateway record (LiteLLM: its id is the decode rid), the cut
+-- prefill and the decode record of one call, and a lone decode record.
+INSERT INTO source_records VALUES
+  ((7::BIGINT << 32) | 2, 'sources[0]', 'litellm-spendlogs', 'gateway', 'chatcmpl-d1', NULL, NULL, NULL, TIMESTAMPTZ '2026-09-01T10:00:06Z', TIMESTAMPTZ '2026-09-01T10:00:09Z', 't-gamma', 'glm-5.3', 900000, 20, NULL, 200, NULL, NULL, NULL, NULL, 21, 7, 2),
+  ((8::BIGINT << 32) | 1, 'sources[1]', 'sglang', 'prefill', 'chatcmpl-p1', 51122093, NULL, 'p1', TIMESTAMPTZ '2026-09-01T10:00:06Z', TIMESTAMPTZ '2026-09-01T10:00:06Z', NULL, 'glm-5.3', 1, 1, 0, 400, 'abort', 'Input length (900000 tokens) exceeds the maximum allowed length (681279 tokens).', NULL, NULL, 22, 8, 1),
+  ((9::BIGINT << 32) | 1, 'sources[2]', 'sglang', 'decode', 'chatcmpl-d1', 51122093, '10.0.3.7', 'd1', TIMESTAMPTZ '2026-09-01T10:00:06.2Z', TIMESTAMPTZ '2026-09-01T10:00:09Z', NULL, 'glm-5.3', 900000, 20, 0, NULL, 'stop', NULL, NULL, NULL, 23, 9, 1),
+  ((9::BIGINT << 32) | 2, 'sources[2]', 'sglang', 'decode', 'chatcmpl-d2', 7, '10.0.3.7', 'd1', TIMESTAMPTZ '2026-09-01T10:00:10Z', TIMESTAMPTZ '2026-09-01T10:00:12Z', NULL, 'glm-5.3', 3000, 20, 0, NULL, 'stop', NULL, NULL, NULL, 24, 9, 2);

@@ -1,0 +1,2 @@
+-- join: forget the previous join's per-request marks.
+DELETE FROM joined_requests;

@@ -1,0 +1,2 @@
+-- join: forget the previous join's request-to-record links.
+DELETE FROM request_sources;

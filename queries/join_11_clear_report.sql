@@ -1,0 +1,2 @@
+-- join: forget the previous join's counts.
+DELETE FROM join_report;
