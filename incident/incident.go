@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/internal/bounded"
 )
 
 // Contamination model and allocator names.
@@ -160,7 +160,7 @@ type rawFile struct {
 // Load reads, validates and resolves an incident file and its capacity
 // timeline. Every problem is an errs.ErrUsage error naming the field.
 func Load(path string) (*Incident, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.MaxYAMLBytes)
 	if err != nil {
 		return nil, errs.Usage("incident file: %w", err)
 	}
@@ -175,6 +175,9 @@ func Load(path string) (*Incident, error) {
 // Parse validates incident YAML; dir resolves relative paths.
 func Parse(data []byte, dir string) (*Incident, error) {
 	var raw rawFile
+	if err := bounded.CheckYAML(data); err != nil {
+		return nil, err
+	}
 	if err := yaml.UnmarshalWithOptions(data, &raw, yaml.Strict()); err != nil {
 		// The YAML library prints source context over several lines; keep the first.
 		msg, _, _ := strings.Cut(strings.TrimSpace(yaml.FormatError(err, false, false)), "\n")
@@ -345,7 +348,7 @@ func (c *Capacity) PoolAt(instance, role string, t time.Time) int64 {
 
 // LoadTimeline reads a capacity CSV: instance,role,pool_tokens,valid_from.
 func LoadTimeline(path string) ([]CapacityChange, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.MaxTimelineBytes)
 	if err != nil {
 		return nil, err
 	}

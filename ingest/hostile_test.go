@@ -136,3 +136,21 @@ func TestDuplicateCopiesScaleLinearly(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileMappingFileRefused: a mapping file nested 200,000 deep (the
+// YAML parser's time grows with the square of the depth) is refused at
+// once as a usage error.
+func TestHostileMappingFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	log := writeFile(t, filepath.Join(dir, "a.jsonl"), jsonl(row("a1", "2026-09-01T10:00:00Z", 10)))
+	mapping := filepath.Join(dir, "mapping.yaml")
+	os.WriteFile(mapping, []byte("fields: {request_id: "+strings.Repeat("[", 200_000)+strings.Repeat("]", 200_000)+"}\n"), 0o644)
+	start := time.Now()
+	_, err := Run(context.Background(), openCase(t), nil, []string{log}, Options{MappingFile: mapping})
+	if !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), "nested") {
+		t.Fatalf("err = %v, want a usage error about nesting", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("refused after %s", took)
+	}
+}

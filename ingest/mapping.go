@@ -2,13 +2,13 @@ package ingest
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/leakmap/leakmap/internal/bounded"
 )
 
 // Canonical field names, in the order of the requests table.
@@ -132,9 +132,12 @@ func presetMapping(name string) (*Mapping, error) {
 
 // loadMapping reads a user's mapping file.
 func loadMapping(path string) (*Mapping, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.MaxYAMLBytes)
 	if err != nil {
 		return nil, fmt.Errorf("mapping file: %w", err)
+	}
+	if err := bounded.CheckYAML(b); err != nil {
+		return nil, fmt.Errorf("mapping file %s: %w", path, err)
 	}
 	var m Mapping
 	if err := yaml.UnmarshalWithOptions(b, &m, yaml.Strict()); err != nil {

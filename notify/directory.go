@@ -12,12 +12,12 @@ import (
 	"fmt"
 	"io"
 	"net/mail"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/internal/bounded"
 )
 
 // Tenant is one row of the tenant directory.
@@ -54,8 +54,9 @@ func (d *Directory) IDs() []string { return d.ids }
 // missing column, a duplicate or empty tenant id, an unknown language) are
 // errs.Usage errors naming file and line. An entry without a valid address is
 // kept, with Problem set, so that its tenant is listed as "cannot notify".
+// The file is read within bounded.MaxDirectoryBytes.
 func LoadDirectory(path string) (*Directory, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.MaxDirectoryBytes)
 	if err != nil {
 		return nil, errs.Usage("tenant directory: %w", err)
 	}
