@@ -429,6 +429,13 @@ edge_cases.csv  name,request_id,trigger
   The planted edge cases (window bounds, thresholds, capacity change,
   statuses, out-of-scope huge prompts, equal times) and whether each is a
   trigger.
+capacity_timeline.csv  instance,role,pool_tokens,valid_from
+  Every start of every host, as the engines' start-up lines in
+  real/engine/text/ state it: what 'leakmap preflight' must recover.
+  Equivalent to capacity.csv with the incident file's defaults.
+preflight_findings.csv  what 'leakmap preflight' must write as findings.csv:
+  every period whose pool is below its model's context, with the inputs
+  the host refused in it.
 `
 
 func (t *truthWriter) abort() {

@@ -328,6 +328,7 @@ type generator struct {
 	tr  *truthWriter
 	sum Summary
 
+	boot        *startupLogs   // the engines' start-up text logs (startup.go)
 	changeTimes map[int64]bool // capacity change instants that no regular event may share
 	tl          []capacityChange
 	edges       []*row // the edge-case rows, in (ts, request_id) order
@@ -766,6 +767,7 @@ func (g *generator) onAlloc(r *row) error {
 		prompt = strings.Join(promptWords(r.own.textSeed), " ")
 	}
 	r.sources = nil // the truth is written; keep no owners alive through it
+	g.observeStartup(r)
 	return g.out.write(g, r, prompt, resp)
 }
 
@@ -865,6 +867,9 @@ func (g *generator) finish() error {
 		if t.crossSrc {
 			g.sum.Sources++
 		}
+	}
+	if err := g.writeStartup(); err != nil {
+		return err
 	}
 	if err := g.writeCapacity(); err != nil {
 		return err
