@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -8,10 +9,21 @@ import (
 	"github.com/leakmap/leakmap/analysis"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
+type analyzeOptions struct {
+	db, incident, out string
+}
+
+func (o *analyzeOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.db, "db", "", "case database (DuckDB file)")
+	f.StringVar(&o.incident, "incident", "", "incident file (YAML)")
+	f.StringVar(&o.out, "out", "", "folder for the CSV outputs")
+}
+
 func newAnalyzeCmd(g *globalOptions) *cobra.Command {
-	var dbPath, incidentPath, outDir string
+	var opts analyzeOptions
 	cmd := &cobra.Command{
 		Use:   "analyze --db CASE --incident FILE --out DIR",
 		Short: "Find the affected requests and map every exposure (source -> trigger) with tier and evidence",
@@ -25,32 +37,33 @@ probable (the source's KV was in the slots the trigger got), possible (the
 replay cannot place the source or the trigger). Evidence never holds text.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			inc, err := incident.Load(incidentPath)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			db, err := g.openCase(ctx, dbPath)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			sum, err := analysis.Run(ctx, db, g.logger, inc)
-			if err != nil {
-				return err
-			}
-			if err := analysis.WriteCSV(ctx, db, outDir); err != nil {
-				return err
-			}
-			printAnalysisSummary(g.stdout, sum, outDir)
-			return nil
+			return runAnalyze(cmd.Context(), g, opts)
 		},
 	}
-	cmd.Flags().StringVar(&dbPath, "db", "", "case database (DuckDB file)")
-	cmd.Flags().StringVar(&incidentPath, "incident", "", "incident file (YAML)")
-	cmd.Flags().StringVar(&outDir, "out", "", "folder for the CSV outputs")
+	opts.addFlags(cmd.Flags())
 	required(cmd, "db", "incident", "out")
 	return cmd
+}
+
+func runAnalyze(ctx context.Context, g *globalOptions, opts analyzeOptions) error {
+	inc, err := incident.Load(opts.incident)
+	if err != nil {
+		return err
+	}
+	db, err := g.openCase(ctx, opts.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sum, err := analysis.Run(ctx, db, g.logger, inc)
+	if err != nil {
+		return err
+	}
+	if err := analysis.WriteCSV(ctx, db, opts.out); err != nil {
+		return err
+	}
+	printAnalysisSummary(g.stdout, sum, opts.out)
+	return nil
 }
 
 // printAnalysisSummary prints the figures of an analysis and the files written.

@@ -1,16 +1,23 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/leakmap/leakmap/simulate"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type demoOptions struct {
 	out  string
 	seed int64
+}
+
+func (o *demoOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.out, "out", "leakmap-demo", "output folder")
+	f.Int64Var(&o.seed, "seed", simulate.DefaultConfig().Seed, "simulation seed")
 }
 
 func newDemoCmd(g *globalOptions) *cobra.Command {
@@ -24,16 +31,14 @@ DIR/simulated), then run the whole pipeline on it into DIR, and print a short
 summary and where to look. The demo is deterministic for a given --seed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDemo(cmd, g, opts)
+			return runDemo(cmd.Context(), g, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.out, "out", "leakmap-demo", "output folder")
-	cmd.Flags().Int64Var(&opts.seed, "seed", simulate.DefaultConfig().Seed, "simulation seed")
+	opts.addFlags(cmd.Flags())
 	return cmd
 }
 
-func runDemo(cmd *cobra.Command, g *globalOptions, opts demoOptions) error {
-	ctx := cmd.Context()
+func runDemo(ctx context.Context, g *globalOptions, opts demoOptions) error {
 	simDir := filepath.Join(opts.out, "simulated")
 	cfg := simulate.DefaultConfig()
 	cfg.Seed = opts.seed

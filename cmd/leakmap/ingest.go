@@ -1,17 +1,28 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/ingest"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
+type ingestCmdOptions struct {
+	db     string
+	ingest ingest.Options
+}
+
+func (o *ingestCmdOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.db, "db", "", "case database (created if missing)")
+	addIngestFlags(f, &o.ingest)
+}
+
 func newIngestCmd(g *globalOptions) *cobra.Command {
-	var dbPath string
-	var opts ingest.Options
+	var opts ingestCmdOptions
 	cmd := &cobra.Command{
 		Use:   "ingest --db CASE.duckdb [--format F] [--preset NAME | --mapping FILE] LOG...",
 		Short: "Load request logs into a case database, losing nothing",
@@ -28,24 +39,27 @@ API gateway's log: id, created_at, account_id, tokens_in, tokens_out,
 duration). --mapping FILE maps any other layout (see the ingest package doc).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Progress = progressWriter(g)
-			db, err := g.openCase(cmd.Context(), dbPath)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			res, err := ingest.Run(cmd.Context(), db, g.logger, args, opts)
-			if res != nil {
-				printIngest(g.stdout, res)
-			}
-			return err
+			return runIngest(cmd.Context(), g, opts, args)
 		},
 	}
-	cmd.Flags().StringVar(&dbPath, "db", "", "case database (created if missing)")
-	addIngestFlags(cmd.Flags(), &opts)
+	opts.addFlags(cmd.Flags())
 	markIngestFlags(cmd)
 	required(cmd, "db")
 	return cmd
+}
+
+func runIngest(ctx context.Context, g *globalOptions, opts ingestCmdOptions, logs []string) error {
+	opts.ingest.Progress = progressWriter(g)
+	db, err := g.openCase(ctx, opts.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := ingest.Run(ctx, db, g.logger, logs, opts.ingest)
+	if res != nil {
+		printIngest(g.stdout, res)
+	}
+	return err
 }
 
 // printIngest prints one line per file and the totals.

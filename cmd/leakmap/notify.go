@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/notify"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newNotifyCmd(g *globalOptions) *cobra.Command {
@@ -26,8 +28,20 @@ exactly once through SMTP, with a ledger in the case database.`,
 	return cmd
 }
 
+type notifyDraftOptions struct {
+	db, incident, tenants, out, asOf string
+}
+
+func (o *notifyDraftOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.db, "db", "", "case database")
+	f.StringVar(&o.incident, "incident", "", "incident file (YAML)")
+	f.StringVar(&o.tenants, "tenants", "", "tenant directory (CSV tenant_id,name,email,language,jurisdiction)")
+	f.StringVar(&o.out, "out", "", "outbox folder")
+	addAsOfFlag(f, &o.asOf)
+}
+
 func newNotifyDraftCmd(g *globalOptions) *cobra.Command {
-	var dbPath, incPath, tenantsPath, out, asOfFlag string
+	var opts notifyDraftOptions
 	cmd := &cobra.Command{
 		Use:   "draft --db CASE --incident FILE --tenants FILE --out OUTBOX [--as-of T]",
 		Short: "Write every notice as an .eml file in OUTBOX, with index.csv, and check them",
@@ -40,48 +54,47 @@ The notices' Date, and the time the 72-hour deadline is judged against, is
 byte-identical files. Exits 4 when a notice is blocked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			inc, err := incident.Load(incPath)
-			if err != nil {
-				return err
-			}
-			asOf, err := resolveAsOf(asOfFlag, inc)
-			if err != nil {
-				return err
-			}
-			dir, err := notify.LoadDirectory(tenantsPath)
-			if err != nil {
-				return err
-			}
-			db, err := g.openCase(cmd.Context(), dbPath)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			res, err := notify.Draft(cmd.Context(), db, g.logger, inc, dir, out, asOf)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stdout, "drafted %d notices in %s: %d ready, %d blocked, %d cannot notify (see %s/index.csv)\n",
-				res.Drafted, res.Outbox, res.Ready, res.Blocked, res.CannotNotify, res.Outbox)
-			for _, n := range res.Notices {
-				if n.Status != notify.StatusReady {
-					fmt.Fprintf(g.stdout, "  %s %s: %s\n", n.Status, n.File, n.Reason)
-				}
-			}
-			if res.Blocked > 0 {
-				return errs.Blocked("%d notice(s) blocked by the isolation check; they will not be sent", res.Blocked)
-			}
-			return nil
+			return runNotifyDraft(cmd.Context(), g, opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&dbPath, "db", "", "case database")
-	f.StringVar(&incPath, "incident", "", "incident file (YAML)")
-	f.StringVar(&tenantsPath, "tenants", "", "tenant directory (CSV tenant_id,name,email,language,jurisdiction)")
-	f.StringVar(&out, "out", "", "outbox folder")
-	addAsOfFlag(f, &asOfFlag)
+	opts.addFlags(cmd.Flags())
 	required(cmd, "db", "incident", "tenants", "out")
 	return cmd
+}
+
+func runNotifyDraft(ctx context.Context, g *globalOptions, opts notifyDraftOptions) error {
+	inc, err := incident.Load(opts.incident)
+	if err != nil {
+		return err
+	}
+	asOf, err := resolveAsOf(opts.asOf, inc)
+	if err != nil {
+		return err
+	}
+	dir, err := notify.LoadDirectory(opts.tenants)
+	if err != nil {
+		return err
+	}
+	db, err := g.openCase(ctx, opts.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := notify.Draft(ctx, db, g.logger, inc, dir, opts.out, asOf)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "drafted %d notices in %s: %d ready, %d blocked, %d cannot notify (see %s/index.csv)\n",
+		res.Drafted, res.Outbox, res.Ready, res.Blocked, res.CannotNotify, res.Outbox)
+	for _, n := range res.Notices {
+		if n.Status != notify.StatusReady {
+			fmt.Fprintf(g.stdout, "  %s %s: %s\n", n.Status, n.File, n.Reason)
+		}
+	}
+	if res.Blocked > 0 {
+		return errs.Blocked("%d notice(s) blocked by the isolation check; they will not be sent", res.Blocked)
+	}
+	return nil
 }
 
 func newNotifyCheckCmd(g *globalOptions) *cobra.Command {
@@ -109,9 +122,49 @@ text. Lists each failing notice with the reason; exits 4 if any fails.`,
 	}
 }
 
+type notifySendOptions struct {
+	db, outbox string
+	send       notify.SendOptions
+}
+
+func (o *notifySendOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.db, "db", "", "case database")
+	f.StringVar(&o.outbox, "outbox", "", "outbox folder written by 'notify draft'")
+	f.BoolVar(&o.send.Send, "send", false, "really send (default: dry run)")
+	f.StringVar(&o.send.Host, "smtp-host", "", "SMTP server host")
+	f.IntVar(&o.send.Port, "smtp-port", 0, "SMTP port (default 587 starttls, 465 tls, 25 none)")
+	f.StringVar(&o.send.Username, "smtp-user", "", "SMTP user (authentication when set)")
+	f.StringVar(&o.send.Password, "smtp-password", "", "SMTP password (prefer LEAKMAP_SMTP_PASSWORD)")
+	f.StringVar(&o.send.TLS, "smtp-tls", "starttls", "starttls, tls or none")
+	f.StringVar(&o.send.From, "from", "", "envelope sender (default: each notice's From)")
+	f.Float64Var(&o.send.RatePerSecond, "rate", 10, "at most this many messages per second (0: no limit)")
+}
+
+// smtpFromEnv fills the SMTP settings not given as flags from the
+// LEAKMAP_SMTP_* environment variables.
+func smtpFromEnv(f *pflag.FlagSet, o *notify.SendOptions) error {
+	env := func(flag, name string, dst *string) {
+		if !f.Changed(flag) && os.Getenv(name) != "" {
+			*dst = os.Getenv(name)
+		}
+	}
+	env("smtp-host", "LEAKMAP_SMTP_HOST", &o.Host)
+	env("smtp-user", "LEAKMAP_SMTP_USER", &o.Username)
+	env("smtp-password", "LEAKMAP_SMTP_PASSWORD", &o.Password)
+	env("smtp-tls", "LEAKMAP_SMTP_TLS", &o.TLS)
+	env("from", "LEAKMAP_SMTP_FROM", &o.From)
+	if p := os.Getenv("LEAKMAP_SMTP_PORT"); p != "" && !f.Changed("smtp-port") {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return errs.Usage("LEAKMAP_SMTP_PORT: %q is not a port number", p)
+		}
+		o.Port = n
+	}
+	return nil
+}
+
 func newNotifySendCmd(g *globalOptions) *cobra.Command {
-	var dbPath, outbox string
-	var o notify.SendOptions
+	var opts notifySendOptions
 	cmd := &cobra.Command{
 		Use:   "send --db CASE --outbox OUTBOX [--send] [SMTP flags]",
 		Short: "Send the ready notices through SMTP (a dry run unless --send)",
@@ -123,50 +176,30 @@ environment: LEAKMAP_SMTP_HOST, LEAKMAP_SMTP_PORT, LEAKMAP_SMTP_USER,
 LEAKMAP_SMTP_PASSWORD, LEAKMAP_SMTP_TLS (starttls|tls|none), LEAKMAP_SMTP_FROM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			env := func(flag, name string, dst *string) {
-				if !cmd.Flags().Changed(flag) && os.Getenv(name) != "" {
-					*dst = os.Getenv(name)
-				}
-			}
-			env("smtp-host", "LEAKMAP_SMTP_HOST", &o.Host)
-			env("smtp-user", "LEAKMAP_SMTP_USER", &o.Username)
-			env("smtp-password", "LEAKMAP_SMTP_PASSWORD", &o.Password)
-			env("smtp-tls", "LEAKMAP_SMTP_TLS", &o.TLS)
-			env("from", "LEAKMAP_SMTP_FROM", &o.From)
-			if p := os.Getenv("LEAKMAP_SMTP_PORT"); p != "" && !cmd.Flags().Changed("smtp-port") {
-				n, err := strconv.Atoi(p)
-				if err != nil {
-					return errs.Usage("LEAKMAP_SMTP_PORT: %q is not a port number", p)
-				}
-				o.Port = n
-			}
-			db, err := g.openCase(cmd.Context(), dbPath)
-			if err != nil {
+			if err := smtpFromEnv(cmd.Flags(), &opts.send); err != nil {
 				return err
 			}
-			defer db.Close()
-			res, err := notify.Send(cmd.Context(), db, g.logger, outbox, o)
-			if res != nil {
-				if o.Send {
-					fmt.Fprintf(g.stdout, "sent %d, already accepted %d, failed %d\n", res.Sent, res.AlreadyAccepted, res.Failed)
-				} else {
-					fmt.Fprintf(g.stdout, "dry run: %d notices would be sent, %d already accepted, %d failed checks (use --send to send)\n", res.DryRun, res.AlreadyAccepted, res.Failed)
-				}
-			}
-			return err
+			return runNotifySend(cmd.Context(), g, opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&dbPath, "db", "", "case database")
-	f.StringVar(&outbox, "outbox", "", "outbox folder written by 'notify draft'")
-	f.BoolVar(&o.Send, "send", false, "really send (default: dry run)")
-	f.StringVar(&o.Host, "smtp-host", "", "SMTP server host")
-	f.IntVar(&o.Port, "smtp-port", 0, "SMTP port (default 587 starttls, 465 tls, 25 none)")
-	f.StringVar(&o.Username, "smtp-user", "", "SMTP user (authentication when set)")
-	f.StringVar(&o.Password, "smtp-password", "", "SMTP password (prefer LEAKMAP_SMTP_PASSWORD)")
-	f.StringVar(&o.TLS, "smtp-tls", "starttls", "starttls, tls or none")
-	f.StringVar(&o.From, "from", "", "envelope sender (default: each notice's From)")
-	f.Float64Var(&o.RatePerSecond, "rate", 10, "at most this many messages per second (0: no limit)")
+	opts.addFlags(cmd.Flags())
 	required(cmd, "db", "outbox")
 	return cmd
+}
+
+func runNotifySend(ctx context.Context, g *globalOptions, opts notifySendOptions) error {
+	db, err := g.openCase(ctx, opts.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := notify.Send(ctx, db, g.logger, opts.outbox, opts.send)
+	if res != nil {
+		if opts.send.Send {
+			fmt.Fprintf(g.stdout, "sent %d, already accepted %d, failed %d\n", res.Sent, res.AlreadyAccepted, res.Failed)
+		} else {
+			fmt.Fprintf(g.stdout, "dry run: %d notices would be sent, %d already accepted, %d failed checks (use --send to send)\n", res.DryRun, res.AlreadyAccepted, res.Failed)
+		}
+	}
+	return err
 }

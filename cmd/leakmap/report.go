@@ -1,15 +1,28 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/report"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
+type reportOptions struct {
+	db, incident, out, asOf string
+}
+
+func (o *reportOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.db, "db", "", "case database (DuckDB file)")
+	f.StringVar(&o.incident, "incident", "", "incident file (YAML)")
+	f.StringVar(&o.out, "out", "", "folder for the reports and exports")
+	addAsOfFlag(f, &o.asOf)
+}
+
 func newReportCmd(g *globalOptions) *cobra.Command {
-	var dbPath, incidentPath, outDir, asOfFlag string
+	var opts reportOptions
 	cmd := &cobra.Command{
 		Use:   "report --db CASE --incident FILE --out DIR [--as-of TIME]",
 		Short: "Write report.xlsx, report.html and the Parquet/Arrow exports of the evidence",
@@ -30,36 +43,36 @@ defaults to the incident file's as_of, else now. The same case and --as-of
 give byte-identical files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			inc, err := incident.Load(incidentPath)
-			if err != nil {
-				return err
-			}
-			asOf, err := resolveAsOf(asOfFlag, inc)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			db, err := g.openCase(ctx, dbPath)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			res, err := report.Write(ctx, db, g.logger, inc, outDir, asOf)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stdout, "affected requests: %d, recipient tenants: %d, source tenants: %d, cross-tenant exposures: %d\n",
-				res.AffectedRequests, res.RecipientTenants, res.SourceTenants, res.CrossExposures)
-			for _, f := range res.Files {
-				fmt.Fprintf(g.stdout, "wrote %s\n", f)
-			}
-			return nil
+			return runReport(cmd.Context(), g, opts)
 		},
 	}
-	cmd.Flags().StringVar(&dbPath, "db", "", "case database (DuckDB file)")
-	cmd.Flags().StringVar(&incidentPath, "incident", "", "incident file (YAML)")
-	cmd.Flags().StringVar(&outDir, "out", "", "folder for the reports and exports")
-	addAsOfFlag(cmd.Flags(), &asOfFlag)
+	opts.addFlags(cmd.Flags())
 	required(cmd, "db", "incident", "out")
 	return cmd
+}
+
+func runReport(ctx context.Context, g *globalOptions, opts reportOptions) error {
+	inc, err := incident.Load(opts.incident)
+	if err != nil {
+		return err
+	}
+	asOf, err := resolveAsOf(opts.asOf, inc)
+	if err != nil {
+		return err
+	}
+	db, err := g.openCase(ctx, opts.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := report.Write(ctx, db, g.logger, inc, opts.out, asOf)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "affected requests: %d, recipient tenants: %d, source tenants: %d, cross-tenant exposures: %d\n",
+		res.AffectedRequests, res.RecipientTenants, res.SourceTenants, res.CrossExposures)
+	for _, f := range res.Files {
+		fmt.Fprintf(g.stdout, "wrote %s\n", f)
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/leakmap/leakmap/notify"
 	"github.com/leakmap/leakmap/report"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -24,6 +25,14 @@ type runOptions struct {
 	out      string
 	asOf     string
 	ingest   ingest.Options
+}
+
+func (o *runOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.incident, "incident", "", "incident file (YAML)")
+	f.StringVar(&o.tenants, "tenants", "", "tenant directory (CSV: tenant_id,name,email,language,jurisdiction)")
+	f.StringVar(&o.out, "out", "", "output folder (created if needed)")
+	addAsOfFlag(f, &o.asOf)
+	addIngestFlags(f, &o.ingest)
 }
 
 func newRunCmd(g *globalOptions) *cobra.Command {
@@ -42,12 +51,7 @@ use 'leakmap notify send' for that.`,
 			return err
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.incident, "incident", "", "incident file (YAML)")
-	f.StringVar(&opts.tenants, "tenants", "", "tenant directory (CSV: tenant_id,name,email,language,jurisdiction)")
-	f.StringVar(&opts.out, "out", "", "output folder (created if needed)")
-	addAsOfFlag(f, &opts.asOf)
-	addIngestFlags(f, &opts.ingest)
+	opts.addFlags(cmd.Flags())
 	markIngestFlags(cmd)
 	required(cmd, "incident", "tenants", "out")
 	return cmd

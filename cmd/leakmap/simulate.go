@@ -1,16 +1,36 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/leakmap/leakmap/simulate"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
+type simulateOptions struct {
+	out string
+	cfg simulate.Config
+}
+
+func (o *simulateOptions) addFlags(f *pflag.FlagSet) {
+	cfg := &o.cfg
+	f.StringVar(&o.out, "out", "", "folder to write the simulated case into (required)")
+	f.Int64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
+	f.IntVar(&cfg.Requests, "requests", cfg.Requests, "requests to log, all models and tenants")
+	f.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "tenants of the service")
+	f.StringVar(&cfg.Allocator, "allocator", cfg.Allocator, "decode pool allocator: sorted, fifo or lifo")
+	f.BoolVar(&cfg.Noise, "noise", cfg.Noise, "add duplicates, truncated lines, missing decode instances, mixed offsets")
+	f.Int64Var(&cfg.PageSize, "page-size", cfg.PageSize, "decode pool page size in tokens")
+	f.BoolVar(&cfg.DirectoryGaps, "directory-gaps", cfg.DirectoryGaps, "leave one affected tenant out of tenants.csv and give one an invalid email")
+	f.BoolVar(&cfg.CSVPart, "csv-part", cfg.CSVPart, "write the first day's log part as CSV")
+	f.IntVar(&cfg.DecodeInstances, "decode-instances", cfg.DecodeInstances, "decode instances")
+}
+
 func newSimulateCmd(g *globalOptions) *cobra.Command {
-	cfg := simulate.DefaultConfig()
-	var out string
+	opts := simulateOptions{cfg: simulate.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:   "simulate --out DIR [--seed N] [--requests N] [--tenants N] [--allocator sorted|fifo|lifo] [--noise=true|false] [--page-size N]",
 		Short: "Write a simulated incident: logs, incident file, tenant directory, ground truth",
@@ -27,32 +47,26 @@ missing decode instances, mixed time offsets) is added. The same flags give
 byte-identical files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sum, err := simulate.Generate(cmd.Context(), g.logger, out, cfg)
-			if err != nil {
-				return err
-			}
-			w := g.stdout
-			fmt.Fprintf(w, "simulated %d requests (%d log lines, allocator %s, noise %t) into %s\n",
-				sum.Requests, sum.Lines, cfg.Allocator, cfg.Noise, out)
-			fmt.Fprintf(w, "  triggers %d, exposures %d (%d cross-tenant, %d with leaked text), recipients %d, source tenants %d, replay warnings %d\n",
-				sum.Triggers, sum.TruthExposures, sum.CrossTenant, sum.ConfirmedTruth, sum.Recipients, sum.Sources, sum.ReplayWarnings)
-			fmt.Fprintf(w, "  logs:      %s\n  incident:  %s\n  tenants:   %s\n  truth:     %s\n",
-				sum.Logs, sum.Incident, sum.Tenants, filepath.Join(out, "truth"))
-			fmt.Fprintf(w, "next: leakmap run --incident %s --tenants %s --out OUT %s\n", sum.Incident, sum.Tenants, sum.Logs)
-			return nil
+			return runSimulate(cmd.Context(), g, opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "folder to write the simulated case into (required)")
-	f.Int64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
-	f.IntVar(&cfg.Requests, "requests", cfg.Requests, "requests to log, all models and tenants")
-	f.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "tenants of the service")
-	f.StringVar(&cfg.Allocator, "allocator", cfg.Allocator, "decode pool allocator: sorted, fifo or lifo")
-	f.BoolVar(&cfg.Noise, "noise", cfg.Noise, "add duplicates, truncated lines, missing decode instances, mixed offsets")
-	f.Int64Var(&cfg.PageSize, "page-size", cfg.PageSize, "decode pool page size in tokens")
-	f.BoolVar(&cfg.DirectoryGaps, "directory-gaps", cfg.DirectoryGaps, "leave one affected tenant out of tenants.csv and give one an invalid email")
-	f.BoolVar(&cfg.CSVPart, "csv-part", cfg.CSVPart, "write the first day's log part as CSV")
-	f.IntVar(&cfg.DecodeInstances, "decode-instances", cfg.DecodeInstances, "decode instances")
+	opts.addFlags(cmd.Flags())
 	required(cmd, "out")
 	return cmd
+}
+
+func runSimulate(ctx context.Context, g *globalOptions, opts simulateOptions) error {
+	sum, err := simulate.Generate(ctx, g.logger, opts.out, opts.cfg)
+	if err != nil {
+		return err
+	}
+	w := g.stdout
+	fmt.Fprintf(w, "simulated %d requests (%d log lines, allocator %s, noise %t) into %s\n",
+		sum.Requests, sum.Lines, opts.cfg.Allocator, opts.cfg.Noise, opts.out)
+	fmt.Fprintf(w, "  triggers %d, exposures %d (%d cross-tenant, %d with leaked text), recipients %d, source tenants %d, replay warnings %d\n",
+		sum.Triggers, sum.TruthExposures, sum.CrossTenant, sum.ConfirmedTruth, sum.Recipients, sum.Sources, sum.ReplayWarnings)
+	fmt.Fprintf(w, "  logs:      %s\n  incident:  %s\n  tenants:   %s\n  truth:     %s\n",
+		sum.Logs, sum.Incident, sum.Tenants, filepath.Join(opts.out, "truth"))
+	fmt.Fprintf(w, "next: leakmap run --incident %s --tenants %s --out OUT %s\n", sum.Incident, sum.Tenants, sum.Logs)
+	return nil
 }
