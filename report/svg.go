@@ -210,7 +210,17 @@ func prefillSteps(inc *incident.Incident, t0 time.Time, inScope map[string]bool)
 		if from.Before(t0) {
 			from = t0
 		}
-		by[ch.Instance] = append(by[ch.Instance], step{from, ch.PoolTokens})
+		// A row that changes nothing (a restart with the same pool, as a
+		// timeline recovered by preflight has at every boot) draws no step;
+		// one at the same instant replaces the step.
+		st := by[ch.Instance]
+		switch last := &st[len(st)-1]; {
+		case last.tokens == ch.PoolTokens:
+		case last.from.Equal(from):
+			last.tokens = ch.PoolTokens
+		default:
+			by[ch.Instance] = append(st, step{from, ch.PoolTokens})
+		}
 	}
 	sort.Strings(names)
 	out := make([]instSteps, 0, len(names))
