@@ -314,6 +314,7 @@ func Parse(data []byte, dir string) (*Incident, error) {
 		DeletionDeadline: optTime("notices.deletion_deadline", raw.Notices.DeletionDeadline),
 		DelayReasons:     strings.TrimSpace(raw.Notices.DelayReasons),
 	}
+	checkRanges(inc, bad)
 
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))
@@ -396,8 +397,8 @@ func ParseTimeline(data []byte, name string) ([]CapacityChange, error) {
 			return nil, fmt.Errorf("%s:%d: role: %q is not prefill or decode", name, line, ch.Role)
 		}
 		n, err := strconv.ParseInt(get("pool_tokens"), 10, 64)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%s:%d: pool_tokens: %q is not a positive integer", name, line, get("pool_tokens"))
+		if err != nil || n <= 0 || n > MaxPoolTokens {
+			return nil, fmt.Errorf("%s:%d: pool_tokens: %q is not a positive integer of at most %d", name, line, get("pool_tokens"), int64(MaxPoolTokens))
 		}
 		ch.PoolTokens = n
 		ch.ValidFrom, err = ParseTime(get("valid_from"))

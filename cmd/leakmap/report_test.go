@@ -45,6 +45,8 @@ capacity: {prefill_pool_tokens: 681280, decode_pool_tokens: 3200000}
 		{"ok", []string{"report", "--db", dbPath, "--incident", inc, "--out", out}, 0, "report.xlsx"},
 		{"as-of flag", []string{"report", "--db", dbPath, "--incident", inc, "--out", out, "--as-of", "2026-09-13T00:00:00Z"}, 0, "report.html"},
 		{"bad as-of", []string{"report", "--db", dbPath, "--incident", inc, "--out", out, "--as-of", "yesterday"}, 2, "--as-of"},
+		{"as-of year 1", []string{"report", "--db", dbPath, "--incident", inc, "--out", out, "--as-of", "0001-01-01T00:00:00Z"}, 2, "--as-of: 0001-01-01T00:00:00Z is outside the years"},
+		{"as-of before the window", []string{"report", "--db", dbPath, "--incident", inc, "--out", out, "--as-of", "2026-08-01T00:00:00Z"}, 2, "is before window.start"},
 		{"missing flags", []string{"report", "--db", dbPath}, 2, `required flag(s) "incident", "out" not set`},
 		{"bad incident", []string{"report", "--db", dbPath, "--incident", filepath.Join(dir, "none.yaml"), "--out", out}, 2, "incident"},
 	}

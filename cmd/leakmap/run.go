@@ -139,6 +139,9 @@ func resolveAsOf(flag string, inc *incident.Incident) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, errs.Usage("--as-of: %w", err)
 		}
+		if err := inc.CheckAsOf(t); err != nil {
+			return time.Time{}, errs.Usage("--as-of: %w", err)
+		}
 		return t, nil
 	}
 	if inc.AsOf != nil {
