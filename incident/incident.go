@@ -93,9 +93,11 @@ type Join struct {
 // Provider is the service operator sending the notices.
 type Provider struct {
 	Name     string
-	Email    string
-	DPOEmail string
+	Email    string // the bare address, parsed (see ParseAddress)
+	DPOEmail string // likewise
 	Country  string
+	// Display names given with the addresses ("Data Protection Officer <dpo@...>").
+	EmailName, DPOName string
 }
 
 // Notices holds optional wording for the notices; empty fields mean "use the
@@ -305,7 +307,8 @@ func Parse(data []byte, dir string) (*Incident, error) {
 		GatewayTolerance: dur("join.gateway_tolerance", raw.Join.GatewayTolerance, 2*time.Second),
 	}
 
-	inc.Provider = Provider(raw.Provider)
+	inc.Provider = Provider{Name: raw.Provider.Name, Email: raw.Provider.Email, DPOEmail: raw.Provider.DPOEmail, Country: raw.Provider.Country}
+	parseProvider(&inc.Provider, bad)
 	inc.Notices = Notices{
 		DataCategories:   raw.Notices.DataCategories,
 		Consequences:     raw.Notices.Consequences,

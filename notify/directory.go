@@ -11,12 +11,13 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"net/mail"
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/internal/bounded"
 )
 
@@ -24,7 +25,7 @@ import (
 type Tenant struct {
 	ID           string
 	Name         string
-	Emails       []string // valid addresses only, in file order
+	Emails       []string // valid addresses only, parsed (bare, display name dropped), in file order
 	Invalid      []string // addresses that did not parse, never written to
 	Language     string   // en | fr
 	Jurisdiction string
@@ -114,18 +115,29 @@ func ParseDirectory(data []byte, name string) (*Directory, error) {
 		default:
 			return nil, errs.Usage("%s:%d: language: %q is not en or fr", name, line, t.Language)
 		}
+		// Addresses are parsed as the incident file's are (net/mail, display
+		// names allowed); what the notices use is the parsed address. A
+		// control character (a CR/LF would add a header line) stops the
+		// load: that is a corrupt or hostile file, not a typo. An address
+		// that does not parse leaves the tenant's other addresses in use,
+		// and with none the tenant is listed as "cannot notify" with this
+		// file and line, so one typo never holds back every other notice.
 		var bad []string
 		for _, a := range strings.Split(get("email"), ";") {
 			a = strings.TrimSpace(a)
 			if a == "" {
 				continue
 			}
-			if addr, err := mail.ParseAddress(a); err != nil || addr.Name != "" || !strings.Contains(addr.Address[strings.LastIndex(addr.Address, "@")+1:], ".") {
+			if strings.ContainsFunc(a, unicode.IsControl) {
+				return nil, errs.Usage("%s:%d: email: %q holds a control character (a line break would inject a header)", name, line, a)
+			}
+			addr, err := incident.ParseAddress(a)
+			if err != nil {
 				bad = append(bad, a)
 				t.Invalid = append(t.Invalid, a)
 				continue
 			}
-			t.Emails = append(t.Emails, a)
+			t.Emails = append(t.Emails, addr.Address)
 		}
 		switch {
 		case len(t.Emails) == 0 && len(bad) > 0:

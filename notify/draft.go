@@ -291,7 +291,7 @@ func draftRegulator(ctx context.Context, db *sql.DB, inc *incident.Incident, asO
 	}
 	row := IndexRow{File: "regulator.eml", NoticeID: inc.ID + "/regulator", Kind: "regulator", Roles: "regulator",
 		Language: lang, Recipients: contact, Status: StatusReady, MessageID: "<" + messageID(inc.ID, regulatorKey, domain) + ">"}
-	eml := buildEML(emlSpec{From: *from, To: []mail.Address{{Address: contact}}, Subject: r.Subject, MessageID: row.MessageID,
+	eml := buildEML(emlSpec{From: *from, To: []mail.Address{inc.Provider.Contact()}, Subject: r.Subject, MessageID: row.MessageID,
 		Date: asOf, Lang: lang, Text: r.Text, HTML: r.HTML})
 	return &regulatorDraft{IndexRow: row, eml: eml, deadline: v.Deadline, lateBy: v.LateBy}, nil
 }
