@@ -27,8 +27,10 @@ func newDemoCmd(g *globalOptions) *cobra.Command {
 		Short: "Simulate an incident and run every step on it",
 		Long: `Simulate a cross-tenant leak in a disaggregated inference cluster (logs,
 incident file, tenant directory and the simulator's ground truth, in
-DIR/simulated), then run the whole pipeline on it into DIR, and print a short
-summary and where to look. The demo is deterministic for a given --seed.`,
+DIR/simulated), recover the capacity timeline from the engines' start-up
+lines ('leakmap preflight', into DIR/preflight), then run the whole pipeline
+on it with that timeline into DIR, and print a short summary and where to
+look. The demo is deterministic for a given --seed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDemo(cmd.Context(), g, opts)
@@ -47,10 +49,17 @@ func runDemo(ctx context.Context, g *globalOptions, opts demoOptions) error {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	fmt.Fprintf(g.stdout, "simulated %d requests (%d triggers in the truth) into %s\n", sim.Requests, sim.Triggers, simDir)
+	// The capacity timeline is recovered from the engines' own start-up
+	// lines, not typed: the run uses preflight's capacity.csv.
+	timeline, err := demoPreflight(ctx, g, filepath.Join(simDir, "real", "engine", "text"), filepath.Join(opts.out, "preflight"))
+	if err != nil {
+		return err
+	}
 	s, err := runRun(ctx, g, runOptions{
 		incident: filepath.Join(simDir, "incident.yaml"),
 		tenants:  filepath.Join(simDir, "tenants.csv"),
 		out:      opts.out,
+		timeline: timeline,
 	}, []string{filepath.Join(simDir, "logs")})
 	if err != nil {
 		return err
@@ -63,6 +72,7 @@ func runDemo(ctx context.Context, g *globalOptions, opts demoOptions) error {
 		{filepath.Join(s.out, "tenants.csv"), "who may have received or leaked data"},
 		{filepath.Join(s.out, "exposures.csv"), "every exposure with its tier and evidence"},
 		{filepath.Join(s.out, "outbox") + "/", "one .eml per notice; send with 'leakmap notify send'"},
+		{filepath.Join(s.out, "preflight", "findings.csv"), "the hosts whose KV pool was below their context, from their start-up lines"},
 		{filepath.Join(simDir, "truth") + "/", "the simulator's ground truth, to compare"},
 	}
 	width := 0

@@ -42,7 +42,7 @@ func TestDemoEndToEndDeterministic(t *testing.T) {
 		dirs = append(dirs, kept)
 	}
 	files := outputFiles(t, dirs[0])
-	for _, want := range []string{"affected_requests.csv", "exposures.csv", "tenants.csv", "report.xlsx", "report.html", "outbox/index.csv"} {
+	for _, want := range []string{"affected_requests.csv", "exposures.csv", "tenants.csv", "report.xlsx", "report.html", "outbox/index.csv", "preflight/capacity.csv", "preflight/findings.csv"} {
 		if _, ok := files[want]; !ok {
 			t.Errorf("missing output %s", want)
 		}

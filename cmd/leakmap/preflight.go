@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -116,6 +117,59 @@ func runPreflight(cmd *cobra.Command, g *globalOptions, opts preflightOptions, l
 		return errors.Join(errs.Finding("%d finding(s), the KV pool below the context the server accepts: %s", len(res.Findings), strings.Join(firstN(worst, 3), "; ")), probs)
 	}
 	return probs
+}
+
+// replaceTimeline makes path (when given) the incident's capacity timeline,
+// as if its capacity.timeline named it.
+func replaceTimeline(inc *incident.Incident, path string) error {
+	if path == "" {
+		return nil
+	}
+	tl, err := incident.LoadTimeline(path)
+	if err != nil {
+		return errs.Usage("--timeline: %w", err)
+	}
+	inc.Capacity.Timeline, inc.Capacity.TimelinePath = tl, path
+	return nil
+}
+
+// demoPreflight runs preflight on the simulated engines' text logs into dir,
+// prints what it found, and returns the recovered capacity.csv.
+func demoPreflight(ctx context.Context, g *globalOptions, logs, dir string) (string, error) {
+	res, err := preflight.Read(ctx, g.logger, []string{logs}, preflight.Options{})
+	if err != nil {
+		return "", fmt.Errorf("preflight: %w", err)
+	}
+	if err := problemsError(res); err != nil {
+		return "", err
+	}
+	capPath, findPath, err := res.WriteFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	hosts := map[string]bool{}
+	for _, r := range res.Timeline {
+		hosts[r.Instance] = true
+	}
+	fmt.Fprintf(g.stdout, "preflight: the engines' start-up lines give %d capacity rows for %d hosts (%s); %d finding(s) in %s:\n",
+		len(res.Timeline), len(hosts), capPath, len(res.Findings), findPath)
+	for _, r := range res.Findings {
+		until := "still running"
+		if !r.Until.IsZero() {
+			until = "until " + incident.FormatTime(r.Until)
+		}
+		fmt.Fprintf(g.stdout, "  %s (%s): pool %s tokens below its context of %s from %s %s, %d input(s) refused\n",
+			r.Instance, r.Role, thousandsInt(r.Pool), thousandsInt(r.Context), incident.FormatTime(r.From), until, r.Cut)
+	}
+	return capPath, nil
+}
+
+func thousandsInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // problemsError is the exit-3 error for unreadable start-up lines and

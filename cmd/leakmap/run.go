@@ -24,6 +24,7 @@ type runOptions struct {
 	tenants  string
 	out      string
 	asOf     string
+	timeline string // replaces the incident file's capacity.timeline (preflight's capacity.csv)
 	ingest   ingest.Options
 }
 
@@ -31,6 +32,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.incident, "incident", "", "incident file (YAML)")
 	f.StringVar(&o.tenants, "tenants", "", "tenant directory (CSV: tenant_id,name,email,language,jurisdiction)")
 	f.StringVar(&o.out, "out", "", "output folder (created if needed)")
+	f.StringVar(&o.timeline, "timeline", "", "capacity timeline CSV to use instead of the incident file's capacity.timeline (e.g. the capacity.csv 'leakmap preflight' recovered)")
 	addAsOfFlag(f, &o.asOf)
 	addIngestFlags(f, &o.ingest)
 }
@@ -69,6 +71,9 @@ type runSummary struct {
 func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []string) (*runSummary, error) {
 	inc, err := incident.Load(opts.incident)
 	if err != nil {
+		return nil, err
+	}
+	if err := replaceTimeline(inc, opts.timeline); err != nil {
 		return nil, err
 	}
 	dir, err := notify.LoadDirectory(opts.tenants)
