@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,12 +11,15 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/sheetcsv"
 	"github.com/leakmap/leakmap/queries"
 )
 
 // WriteCSV writes affected_requests.csv, exposures.csv and tenants.csv into
 // dir (created if needed), from queries/out_*.sql: the columns and order of
-// DESIGN.md, a header line, NULL as an empty field.
+// DESIGN.md, a header line, NULL as an empty field. They are meant for
+// spreadsheets: text cells that would run as a formula are neutralised
+// (sheetcsv); numbers and times are written as they are.
 func WriteCSV(ctx context.Context, db *sql.DB, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("analysis: output folder: %w", err)
@@ -52,7 +54,7 @@ func writeOneCSV(ctx context.Context, db *sql.DB, query, path string) (err error
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := csv.NewWriter(bw)
+	w := sheetcsv.NewWriter(bw)
 	if err := w.Write(cols); err != nil {
 		return err
 	}
@@ -62,14 +64,21 @@ func writeOneCSV(ctx context.Context, db *sql.DB, query, path string) (err error
 		ptrs[i] = &vals[i]
 	}
 	rec := make([]string, len(cols))
+	text := make([]bool, len(cols))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}
 		for i, v := range vals {
 			rec[i] = csvField(v)
+			switch v.(type) {
+			case string, []byte:
+				text[i] = true
+			default:
+				text[i] = false
+			}
 		}
-		if err := w.Write(rec); err != nil {
+		if err := w.WriteMixed(rec, text); err != nil {
 			return err
 		}
 	}

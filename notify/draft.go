@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/csv"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/sheetcsv"
 	"github.com/leakmap/leakmap/queries"
 )
 
@@ -348,7 +348,7 @@ func loadRequestRows(ctx context.Context, db *sql.DB) (map[string][]requestRow, 
 // attachmentCSV lists the tenant's own requests: ids, times, role, tier.
 func attachmentCSV(rows []requestRow) ([]byte, int) {
 	var b bytes.Buffer
-	w := csv.NewWriter(&b)
+	w := sheetcsv.NewWriter(&b)
 	w.Write([]string{"request_id", "ts", "role", "tier"})
 	for _, r := range rows {
 		w.Write([]string{r.RequestID, r.TS, r.Role, r.Tier})
@@ -391,7 +391,7 @@ var indexHeader = []string{"file", "notice_id", "kind", "tenant_id", "roles", "l
 
 func writeIndex(path string, rows []IndexRow) error {
 	var b bytes.Buffer
-	w := csv.NewWriter(&b)
+	w := sheetcsv.NewWriter(&b)
 	w.Write(indexHeader)
 	for _, r := range rows {
 		w.Write([]string{r.File, r.NoticeID, r.Kind, r.TenantID, r.Roles, r.Language, r.Recipients, r.Status, r.Reason, r.MessageID, r.SHA256})
