@@ -196,7 +196,9 @@ func (lr *lineReader) parse(raw []byte) (ev event, ok bool, err error) {
 			return event{}, false, err
 		}
 		ev.context = c
-	case strings.Contains(msg, "exceeds the maximum allowed length"):
+	case strings.HasPrefix(msg, "Input length (") && strings.Contains(msg, "exceeds the maximum allowed length"):
+		// Only the scheduler's own message: a logged prompt that quotes the
+		// phrase is not a refused input.
 		ev.kind = evCut
 		if m := ridField.FindStringSubmatch(msg); m != nil {
 			ev.rid = m[1]

@@ -276,3 +276,23 @@ func TestDuplicateShippingCountsOnce(t *testing.T) {
 		t.Errorf("%d starts, findings.csv:\n%s\nwant one start and:\n%s", len(res.Starts), got, want)
 	}
 }
+
+// A logged request whose text quotes a start-up line or the refusal is not
+// one; a line with the marker inside another message is ignored, not a problem.
+func TestQuotedMarkersAreNotLines(t *testing.T) {
+	dir := t.TempDir()
+	log := "[2026-08-26 22:58:10] server_args=ServerArgs(model_path='m', disaggregation_mode='prefill')\n" +
+		"[2026-08-26 22:59:58] max_total_num_tokens=1000, max_prefill_tokens=16384, max_running_requests=8, context_len=5000, available_gpu_mem=1.00 GB\n" +
+		"[2026-08-27 10:00:00] Receive: obj=GenerateReqInput(text='why does my server say exceeds the maximum allowed length? max_total_num_tokens=1, context_len=9')\n" +
+		"[2026-08-27 10:00:01] Draft model loaded: /m/eagle, max_total_num_tokens=5, context_len=1\n"
+	if err := os.WriteFile(filepath.Join(dir, "h_0.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Read(context.Background(), nil, []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Starts) != 1 || res.Starts[0].Cut != 0 || res.Starts[0].Pool != 1000 || len(res.Problems) != 0 {
+		t.Errorf("starts %+v, problems %v: want one start of pool 1000, no refused input, no problem", res.Starts, res.Problems)
+	}
+}

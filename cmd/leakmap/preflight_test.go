@@ -106,3 +106,22 @@ func TestPreflightFlags(t *testing.T) {
 		t.Errorf("preflight --help (exit %d) does not list exit status 5:\n%s", code, stdout)
 	}
 }
+
+// run --timeline replaces the incident file's timeline; a bad one is a
+// usage error naming the flag, before anything is loaded.
+func TestRunTimelineFlag(t *testing.T) {
+	example := filepath.Join("..", "..", "docs", "example")
+	bad := filepath.Join(t.TempDir(), "capacity.csv")
+	if err := os.WriteFile(bad, []byte("instance,role,pool_tokens,valid_from\npf-0,prefill,lots,2026-08-27T00:00:00Z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runCLI(t, "-q", "run", "--incident", filepath.Join(example, "incident.yaml"), "--tenants", filepath.Join(example, "tenants.csv"),
+		"--out", out, "--timeline", bad, filepath.Join(example, "logs"))
+	if code != 2 || !strings.Contains(stderr, "--timeline: capacity.csv:2: pool_tokens") {
+		t.Errorf("exit %d, want 2 naming --timeline and the line: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "case.duckdb")); err == nil {
+		t.Error("the case was created before the timeline was read")
+	}
+}
