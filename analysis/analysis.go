@@ -23,6 +23,12 @@
 //     same model, when the source or the trigger cannot be placed.
 //   - A trigger's own overwritten slots make it the owner of those slots,
 //     so a later trigger can read it.
+//   - Two trigger tests (DESIGN.md "Real logs"): over capacity, and the
+//     prefill's cut (joined_requests.cut_at_prefill); either makes an
+//     in-scope served call a trigger. A call over capacity disagrees with
+//     the cut test only when it has a prefill record that could show the cut.
+//   - The replay holds a joined call's slots when its decode record says so
+//     (joined_requests.held_slots), else when the call was served.
 package analysis
 
 import (
@@ -52,7 +58,14 @@ type Summary struct {
 	Triggers, RecipientTenants, SourceTenants int
 	Exposures                                 map[string]int // by tier, cross-tenant and self together
 	CrossTenant, SelfExposures                int
-	ReplayedRequests, ReplayWarnings          int64
+	// Unattributed requests (tenant_id '': engine records no gateway record
+	// claims) are counted apart: triggers, and distinct source requests.
+	UnattributedTriggers, UnattributedSources int
+	// CutTriggers: triggers whose prefill record cut the prompt (the bug's
+	// fingerprint); Disagreements: calls where that and the capacity test
+	// disagree (trigger_disagreements.csv).
+	CutTriggers, Disagreements       int
+	ReplayedRequests, ReplayWarnings int64
 	// PoolShrinks counts decode capacity rows that would shrink a pool;
 	// the replay keeps the larger pool (slots cannot be taken back).
 	PoolShrinks int64
@@ -107,6 +120,9 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 		if err := exec("analysis_03_capacity_row", c.Instance, c.Role, c.PoolTokens, c.ValidFrom); err != nil {
 			return nil, err
 		}
+	}
+	if err := exec("analysis_04_checks"); err != nil {
+		return nil, err
 	}
 	if err := exec("analysis_04_triggers"); err != nil {
 		return nil, err
@@ -167,6 +183,7 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 		}
 	}()
 	for _, name := range []string{"analysis_11_clear_affected", "analysis_12_affected",
+		"analysis_12a_clear_checks", "analysis_12b_checks",
 		"analysis_13_clear_exposures", "analysis_14_exposures",
 		"analysis_15_clear_tenants", "analysis_16_tenants"} {
 		if err := exec(name); err != nil {
@@ -184,7 +201,8 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 	var confirmed, probable, possible int
 	if err := conn.QueryRowContext(ctx, queries.Get("analysis_18_summary")).Scan(&sum.Triggers,
 		&sum.RecipientTenants, &sum.SourceTenants, &confirmed, &probable, &possible,
-		&sum.CrossTenant, &sum.SelfExposures); err != nil {
+		&sum.CrossTenant, &sum.SelfExposures, &sum.UnattributedTriggers, &sum.UnattributedSources,
+		&sum.CutTriggers, &sum.Disagreements); err != nil {
 		return nil, fmt.Errorf("analysis: analysis_18_summary: %w", err)
 	}
 	sum.Exposures[TierConfirmed], sum.Exposures[TierProbable], sum.Exposures[TierPossible] = confirmed, probable, possible
@@ -233,6 +251,7 @@ var outputs = []struct{ file, query string }{
 	{"affected_requests.csv", "out_affected_requests"},
 	{"exposures.csv", "out_exposures"},
 	{"tenants.csv", "out_tenants"},
+	{"trigger_disagreements.csv", "out_trigger_disagreements"},
 }
 
 // OutputFiles lists the files WriteCSV writes, in order.

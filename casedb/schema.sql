@@ -214,3 +214,20 @@ CREATE TABLE IF NOT EXISTS joined_requests (
     held_slots     BOOLEAN,
     cut_at_prefill BOOLEAN NOT NULL
 );
+
+-- analysis: every served call one of the two trigger tests flags (rewritten
+-- by each analyze run): over capacity (in scope, prompt above the prefill
+-- pool in force) and cut at prefill (joined_requests). The evidence column
+-- of affected_requests.csv and trigger_disagreements.csv are read from here.
+CREATE TABLE IF NOT EXISTS trigger_checks (
+    row_id          BIGINT NOT NULL,    -- requests.row_id
+    request_id      VARCHAR NOT NULL,
+    ts              TIMESTAMPTZ NOT NULL,
+    in_scope        BOOLEAN NOT NULL,   -- model listed and ts in the window
+    over_capacity   BOOLEAN NOT NULL,
+    cut_at_prefill  BOOLEAN NOT NULL,
+    prompt_tokens   BIGINT NOT NULL,
+    capacity_tokens BIGINT NOT NULL,
+    evidence        VARCHAR NOT NULL,   -- over_capacity, cut_at_prefill, or both (space-separated, in that order)
+    disagreement    VARCHAR             -- why the two tests disagree; NULL when they agree
+);

@@ -1,5 +1,7 @@
 -- analysis: one exposure per (source, trigger) pair with its strongest tier and the evidence of every tier that applies.
--- Sources are served rows other than the trigger. "placed" = the replay can
+-- Sources are served rows other than the trigger (residency: rows that held
+-- decode slots, as in the replay). A source with no tenant ('': an engine
+-- record no gateway record claims) is never the recipient's own data. "placed" = the replay can
 -- place the row: a decode instance and an end_ts not before ts.
 --  confirmed: >=1 shared shingle (from Go); the source precedes the trigger in
 --             replay order (ts, request_id, row_id); same decode instance or
@@ -47,9 +49,10 @@ residency AS (
     SELECT DISTINCT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS res
     FROM res_trig t, p,
          (SELECT r.row_id, r.decode_instance, r.end_ts, epoch_us(r.end_ts) // q.residency_lookback_us AS bucket
-          FROM requests r, analysis_params q
+          FROM requests r CROSS JOIN analysis_params q
+          LEFT JOIN joined_requests j ON j.row_id = r.row_id
           WHERE q.contamination = 'residency'
-            AND (r.status IS NULL OR r.status BETWEEN 200 AND 299)
+            AND coalesce(j.held_slots, r.status IS NULL OR r.status BETWEEN 200 AND 299)
             AND r.decode_instance IS NOT NULL AND r.end_ts IS NOT NULL AND r.end_ts >= r.ts) s
     WHERE s.decode_instance = t.decode_instance AND s.bucket = t.bucket
       AND s.end_ts <= t.ts AND s.end_ts >= t.ts - p.residency_lookback AND s.row_id <> t.row_id
@@ -84,7 +87,7 @@ pairs AS (
 SELECT s.request_id, t.request_id, s.row_id, t.row_id, s.tenant_id, t.tenant_id, s.ts, t.ts,
        CASE WHEN x.shingles > 0 THEN 'confirmed' WHEN x.slots > 0 OR x.res THEN 'probable' ELSE 'possible' END,
        CASE WHEN x.shingles > 0 THEN 1 WHEN x.slots > 0 OR x.res THEN 2 ELSE 3 END,
-       s.tenant_id = t.tenant_id,
+       s.tenant_id = t.tenant_id AND s.tenant_id <> '',
        concat_ws(' ',
            CASE WHEN x.shingles > 0 THEN 'shingles=' || x.shingles END,
            CASE WHEN x.slots > 0 THEN 'slots=' || x.slots END,

@@ -1,5 +1,8 @@
 -- analysis: every recipient tenant (owns a trigger) and cross-tenant source tenant, with role, strongest tier, counts and first/last times.
 -- Self-exposures never make a tenant a source, nor count in its figures.
+-- Unattributed requests (tenant_id '': engine records no gateway record
+-- claims) are no tenant: never listed; as sources they still count in the
+-- recipient's strongest tier (exposures.csv lists them).
 -- strongest_tier: the strongest tier of the cross-tenant exposures the tenant
 --   is in, as recipient or as source ('' when it has none, e.g. a recipient
 --   whose triggers read only its own data or nobody's).
@@ -10,14 +13,14 @@
 INSERT INTO tenants
 WITH rec AS (
     SELECT tenant_id, count(*) AS n, min(ts) AS first_ts, max(ts) AS last_ts
-    FROM affected_requests GROUP BY tenant_id
+    FROM affected_requests WHERE tenant_id <> '' GROUP BY tenant_id
 ), rec_tier AS (
     SELECT recipient_tenant_id AS tenant_id, min(tier_rank) AS tier_rank
-    FROM exposures WHERE NOT self_exposure GROUP BY 1
+    FROM exposures WHERE NOT self_exposure AND recipient_tenant_id <> '' GROUP BY 1
 ), src AS (
     SELECT source_tenant_id AS tenant_id, count(DISTINCT source_row_id) AS n,
            min(source_ts) AS first_ts, max(source_ts) AS last_ts, min(tier_rank) AS tier_rank
-    FROM exposures WHERE NOT self_exposure GROUP BY 1
+    FROM exposures WHERE NOT self_exposure AND source_tenant_id <> '' GROUP BY 1
 ), everyone AS (
     SELECT tenant_id FROM rec UNION SELECT tenant_id FROM src
 )

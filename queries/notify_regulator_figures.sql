@@ -11,10 +11,13 @@ WITH cross_exp AS (
 ), src AS (
     SELECT DISTINCT source_tenant_id AS tenant_id, source_request_id AS request_id FROM cross_exp
 )
+-- Tenant counts leave out unattributed requests (tenant_id '': engine
+-- records no gateway record claims): no one to count, though their
+-- requests still count.
 SELECT
-    (SELECT count(DISTINCT tenant_id) FROM recv) AS recipient_tenants,
-    (SELECT count(DISTINCT tenant_id) FROM src) AS source_tenants,
-    (SELECT count(DISTINCT tenant_id) FROM (SELECT tenant_id FROM recv UNION ALL SELECT tenant_id FROM src)) AS tenants_total,
+    (SELECT count(DISTINCT tenant_id) FILTER (WHERE tenant_id <> '') FROM recv) AS recipient_tenants,
+    (SELECT count(DISTINCT tenant_id) FILTER (WHERE tenant_id <> '') FROM src) AS source_tenants,
+    (SELECT count(DISTINCT tenant_id) FILTER (WHERE tenant_id <> '') FROM (SELECT tenant_id FROM recv UNION ALL SELECT tenant_id FROM src)) AS tenants_total,
     (SELECT count(*) FROM recv) AS affected_requests,
     (SELECT count(DISTINCT request_id) FROM src) AS exposed_requests,
     (SELECT count(*) FROM cross_exp WHERE tier = 'confirmed') AS confirmed_exposures,

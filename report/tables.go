@@ -58,7 +58,7 @@ func evidenceTables() []table {
 			sql: typed("out_affected_requests", "CAST(ts AS TIMESTAMPTZ) AS ts"),
 			cols: []column{{"request_id", kText, 24}, {"tenant_id", kText, 20}, {"ts", kTime, 20}, {"model", kText, 14},
 				{"prompt_tokens", kInt, 14}, {"capacity_tokens", kInt, 15}, {"prefill_instance", kText, 16},
-				{"decode_instance", kText, 16}, {"unknown_slots", kInt, 14}}},
+				{"decode_instance", kText, 16}, {"unknown_slots", kInt, 14}, {"evidence", kText, 26}}},
 	}
 }
 

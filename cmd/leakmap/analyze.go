@@ -73,6 +73,14 @@ func printAnalysisSummary(w io.Writer, sum *analysis.Summary, outDir string) {
 		sum.Exposures[analysis.TierConfirmed], sum.Exposures[analysis.TierProbable], sum.Exposures[analysis.TierPossible],
 		sum.CrossTenant, sum.SelfExposures)
 	fmt.Fprintf(w, "source tenants (cross-tenant): %d\n", sum.SourceTenants)
+	if sum.UnattributedTriggers > 0 || sum.UnattributedSources > 0 {
+		fmt.Fprintf(w, "unattributed (engine records no gateway record claims; never notified): %d affected requests, %d source requests\n",
+			sum.UnattributedTriggers, sum.UnattributedSources)
+	}
+	if sum.CutTriggers > 0 || sum.Disagreements > 0 {
+		fmt.Fprintf(w, "cut at prefill (the bug's fingerprint): %d affected requests; %d disagreements with the capacity test (trigger_disagreements.csv)\n",
+			sum.CutTriggers, sum.Disagreements)
+	}
 	if sum.ReplayedRequests > 0 {
 		rate := float64(sum.ReplayedRequests) / max(sum.ReplayTime.Seconds(), 1e-9)
 		fmt.Fprintf(w, "replay: %d requests in %.2fs (%.0f requests/s), %d warnings\n",

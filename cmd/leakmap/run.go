@@ -119,7 +119,7 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	}
 	fmt.Fprintf(g.stdout, "notices: %d drafted, %d blocked by the isolation check, %d cannot be notified (see %s)\n",
 		s.drafts.Drafted, s.drafts.Blocked, s.drafts.CannotNotify, filepath.Join(outbox, "index.csv"))
-	fmt.Fprintf(g.stdout, "wrote %s: case.duckdb, affected_requests.csv, exposures.csv, tenants.csv, report.xlsx, report.html, outbox/\n", opts.out)
+	fmt.Fprintf(g.stdout, "wrote %s: case.duckdb, affected_requests.csv, exposures.csv, tenants.csv, trigger_disagreements.csv, report.xlsx, report.html, outbox/\n", opts.out)
 	if s.drafts.Blocked > 0 {
 		return s, errs.Blocked("%d notice(s) blocked by the isolation check; see %s", s.drafts.Blocked, filepath.Join(outbox, "index.csv"))
 	}

@@ -1,0 +1,2 @@
+-- analysis: forget the previous run's trigger checks.
+DELETE FROM trigger_checks;
