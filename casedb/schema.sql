@@ -162,7 +162,7 @@ DELETE FROM ingest_pending;
 -- the join (ingest/join.go: source_records -> requests, join_report).
 -- A canonical log still loads straight into requests.
 CREATE TABLE IF NOT EXISTS source_records (
-    record_id         BIGINT NOT NULL,    -- file_id << 32 | line of the record's (last) line; unique
+    record_id         BIGINT NOT NULL,    -- file_id << 32 | line of the record's (last) line; unique (records nested in JSON documents, which share lines: | their ordinal in the file)
     source            VARCHAR NOT NULL,   -- the source's label: "sources[i]" in the incident file, "cli" for LOG arguments
     layout            VARCHAR NOT NULL,   -- sglang | litellm-spendlogs | litellm-payload | cloudflare-aigw | otlp-genai | mapping:<file>
     role              VARCHAR NOT NULL,   -- gateway | prefill | decode | engine

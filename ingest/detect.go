@@ -137,6 +137,9 @@ func detect(fi *fileInfo, want string) error {
 	if isBinary(fi.head, n == sniffSize) {
 		return errors.New("not a log: binary content (not JSON Lines, CSV or Parquet)")
 	}
+	if what := textLog(text); what != "" {
+		return errors.New("not a request log: " + what)
+	}
 	detected := formatCSV
 	switch trimmed[0] {
 	case '{':

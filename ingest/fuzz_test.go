@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"github.com/leakmap/leakmap/ingest/layouts"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,8 @@ func FuzzParseLine(f *testing.F) {
 		`{"request_id":"x","ts":"1788336843.5","tenant_id":"t","model":"m","prompt_tokens":1e3,"status":"200"}`,
 		`{"request_id":7,"ts":"2026-09-02 08:14:03+00","tenant_id":"t","model":"m","prompt_tokens":12.0}`,
 		`{"id":"01J8","created_at":"2026-09-02T08:14:03Z","account_id":"a","model":"m","status_code":200,"tokens_in":5,"tokens_out":1,"duration":6412}`,
+		`{"request_id":"r1","startTime":"2026-09-02 08:14:03.512","team_id":"t","model_group":"","model":"m","prompt_tokens":"5","status":"failure","metadata":"{\"error_information\":{\"error_code\":\"429\"}}","messages":"[{\"role\":\"user\",\"content\":\"hi\"}]"}`,
+		`{"spanId":"a1","startTimeUnixNano":"1788336843512000000","attributes":[{"key":"gen_ai.usage.input_tokens","value":{"intValue":"12"}}],"$up":{"$up":{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"h"}}]}}}}`,
 		`{"rid":"9f","received":{"timestamp":"2026-09-02T08:14:03.512Z","obj":{"user":"u"}},"finished":{"out":{"meta_info":{"prompt_tokens":1}}}}`,
 		`{"request_id":"x"`, `[1]`, `null`, `{}`, "\xff", `{"ts":{"a":[]}}`, `{"request_id":"x","ts":"-0001-01-01T00:00:00Z"}`,
 	} {
@@ -28,14 +32,21 @@ func FuzzParseLine(f *testing.F) {
 		f.Add([]byte(s), uint8(1))
 		f.Add([]byte(s), uint8(2))
 	}
-	presets := []string{"canonical", "gateway", "engine"}
+	presets := []string{"canonical", "gateway", "engine", "litellm-spendlogs", "otlp-genai"}
 	mappings := make([]*Mapping, len(presets))
 	for i, p := range presets {
-		m, err := presetMapping(p)
+		lf, err := layouts.Get(p)
 		if err != nil {
 			f.Fatal(err)
 		}
-		m.Constants = map[string]string{"model": "fallback"}
+		role := ""
+		if lf.DefaultRole() == "" {
+			role = "decode"
+		}
+		m, err := compileMapping(lf, SourceKeys{Role: role, Model: "fallback", Label: "cli"})
+		if err != nil {
+			f.Fatal(err)
+		}
 		mappings[i] = m
 	}
 	inst := fileInstance{prefill: "p", decode: "d"}
@@ -48,32 +59,32 @@ func FuzzParseLine(f *testing.F) {
 			}
 			return
 		}
-		for _, req := range requiredFields {
-			if v[fieldIndex(req)] == nil {
+		for _, req := range m.required {
+			if v[slices.Index(m.fields, req)] == nil {
 				t.Fatalf("accepted without %s: %q", req, line)
 			}
 		}
-		for i, val := range v {
+		for i, val := range v[:len(m.fields)] {
 			switch x := val.(type) {
 			case nil:
 			case string:
 				if x == "" || !utf8.ValidString(x) {
-					t.Fatalf("%s: bad text %q", canonicalFields[i], x)
+					t.Fatalf("%s: bad text %q", m.fields[i], x)
 				}
 			case time.Time:
 				if x.Location() != time.UTC || x.Year() < 1 || x.Year() > 9999 || x.Nanosecond()%1000 != 0 {
-					t.Fatalf("%s: bad time %v", canonicalFields[i], x)
+					t.Fatalf("%s: bad time %v", m.fields[i], x)
 				}
 			case int64:
 				if x < 0 {
-					t.Fatalf("%s: negative %d", canonicalFields[i], x)
+					t.Fatalf("%s: negative %d", m.fields[i], x)
 				}
 			case int32:
 				if x < 0 {
-					t.Fatalf("%s: negative %d", canonicalFields[i], x)
+					t.Fatalf("%s: negative %d", m.fields[i], x)
 				}
 			default:
-				t.Fatalf("%s: unexpected type %T", canonicalFields[i], val)
+				t.Fatalf("%s: unexpected type %T", m.fields[i], val)
 			}
 		}
 	})

@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/ingest/layouts"
 	"github.com/leakmap/leakmap/queries"
 	"github.com/schollz/progressbar/v3"
 )
@@ -56,8 +57,8 @@ import (
 // Options choose how files are read.
 type Options struct {
 	Format      string    // "auto" (default: from content, not the extension), "jsonl", "csv", "parquet"
-	Preset      string    // "" or "canonical" (default), "engine", "gateway"
-	MappingFile string    // YAML mapping from the user's fields and time format to canonical ones; exclusive with Preset
+	Preset      string    // a named layout (package layouts; "engine" and "gateway" are aliases); "" canonical
+	MappingFile string    // YAML mapping file (docs/layouts.md); exclusive with Preset
 	Progress    io.Writer // where to draw a progress bar (pass stderr only when it is a terminal); nil: none
 	// Model names the model of rows whose log carries none (engine logs
 	// usually do not); a mapped model field wins.
@@ -65,11 +66,22 @@ type Options struct {
 	// Join holds the tolerances of the join that ends every ingest whose
 	// case holds source records (real-layout logs).
 	Join JoinOptions
+	// The other source keys (DESIGN.md "Real logs"), as flags give them.
+	Role, Timezone, TenantField, Tenant string
+}
+
+// Source is one source of a case: its files and how to read them.
+type Source struct {
+	Paths   []string // files, folders, globs
+	Layout  string   // a named layout; "" canonical
+	Mapping string   // a mapping file, instead of Layout
+	Keys    SourceKeys
 }
 
 // FileResult is what happened to one input file.
 type FileResult struct {
 	Path, SHA256, Format, Compression, Preset string
+	Source, Role                              string // the source's label (sources[i], cli) and role
 	Size                                      int64
 	// Read = Loaded + Rejected + Duplicates. Conflicts counts loaded rows
 	// whose request_id another row of the case has (see ingest_conflicts.sql).
@@ -93,21 +105,43 @@ type Result struct {
 // Skipped is an entry of a folder that was not loaded, and why.
 type Skipped struct{ Path, Reason string }
 
-// Run expands files, folders and globs in paths, and loads each file on its
-// own, all or nothing. Every file is checked before any is loaded: a file that
-// is not a log at all (binary, CSV without the required columns, engine log
-// without a tenant) stops the run with an errs.Input naming the file and
-// what is missing, and the database is left as it was. Files whose SHA-256
-// is already in the case are skipped, so rerunning after a crash or Ctrl-C
-// finishes the job. On error, the returned Result holds the files committed
-// so far.
+func (r *Result) add(fr FileResult) {
+	r.Files = append(r.Files, fr)
+	r.Read += fr.Read
+	r.Loaded += fr.Loaded
+	r.Rejected += fr.Rejected
+	r.Duplicates += fr.Duplicates
+	r.Conflicts += fr.Conflicts
+}
+
+// Run loads LOG arguments: one source labelled "cli" (see RunSources).
 func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, paths []string, opts Options) (*Result, error) {
+	src := Source{Paths: paths, Layout: opts.Preset, Mapping: opts.MappingFile, Keys: SourceKeys{
+		Role: opts.Role, Model: opts.Model, Timezone: opts.Timezone, TenantField: opts.TenantField,
+		Tenant: opts.Tenant, Label: "cli"}}
+	if opts.MappingFile != "" && opts.Preset != "" && opts.Preset != "canonical" {
+		return nil, errs.Usage("--preset and --mapping are exclusive")
+	}
+	if len(paths) == 0 {
+		return nil, errs.Usage("no log files given")
+	}
+	return RunSources(ctx, db, logger, []Source{src}, opts)
+}
+
+// RunSources expands each source's files, folders and globs, and loads
+// each file: canonical logs into requests, one transaction per file; every
+// other layout's records into source_records, small files many to a
+// transaction (a fleet's hourly parts are thousands of files). Every file
+// is checked before any is loaded: a file that is not a log at all
+// (binary, a text log, CSV without the required columns, records that all
+// lack a required field) stops the run with an errs.Input naming the file
+// and what is missing, and the database is left as it was. Files whose
+// SHA-256 is already in the case are skipped, so rerunning after a crash or
+// Ctrl-C finishes the job. On error, the returned Result holds the files
+// committed so far. opts gives Format and Progress.
+func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []Source, opts Options) (*Result, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	m, err := resolveMapping(opts)
-	if err != nil {
-		return nil, err
 	}
 	switch opts.Format {
 	case "":
@@ -116,36 +150,75 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, paths []string, o
 	default:
 		return nil, errs.Usage("--format %q: want auto, jsonl, csv or parquet", opts.Format)
 	}
-	files, skipped, err := expand(paths, logger)
-	if err != nil {
-		return nil, err
+	type planned struct {
+		fi *fileInfo
+		m  *Mapping
 	}
-	infos := make([]*fileInfo, 0, len(files))
+	var plan []planned
 	var total int64
-	for _, p := range files {
-		fi, err := preflight(ctx, db, p, m, opts.Format)
+	var skipped []Skipped
+	seen := map[string]bool{}
+	for _, src := range sources {
+		m, err := resolveMapping(src)
 		if err != nil {
 			return nil, err
 		}
-		infos = append(infos, fi)
-		total += fi.size
+		files, sk, err := expand(src.Paths, logger)
+		if err != nil {
+			return nil, err
+		}
+		skipped = append(skipped, sk...)
+		for _, p := range files {
+			if seen[p] {
+				continue // a file two sources name is read once, by the first
+			}
+			seen[p] = true
+			fi, err := preflight(ctx, db, p, m, opts.Format)
+			if err != nil {
+				return nil, err
+			}
+			plan = append(plan, planned{fi, m})
+			total += fi.size
+		}
 	}
 	prog := newProgress(opts.Progress, total)
 	defer prog.finish()
 	res := &Result{Skipped: skipped}
-	for _, fi := range infos {
-		fr, err := loadOne(ctx, db, logger, fi, m, prog)
+	var batch []recordFile
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		frs, err := loadRecordFiles(ctx, db, logger, batch, prog)
+		batch = batch[:0]
+		for _, fr := range frs {
+			res.add(fr)
+		}
+		return err
+	}
+	for _, p := range plan {
+		if p.m.toRecords {
+			batch = append(batch, recordFile{fi: p.fi, m: p.m})
+			if len(batch) >= maxBatchFiles || batchBytes(batch) >= maxBatchBytes {
+				if err := flush(); err != nil {
+					return res, err
+				}
+			}
+			continue
+		}
+		if err := flush(); err != nil {
+			return res, err
+		}
+		fr, err := loadOne(ctx, db, logger, p.fi, p.m, prog)
 		if err != nil {
 			return res, err
 		}
-		res.Files = append(res.Files, fr)
-		res.Read += fr.Read
-		res.Loaded += fr.Loaded
-		res.Rejected += fr.Rejected
-		res.Duplicates += fr.Duplicates
-		res.Conflicts += fr.Conflicts
+		res.add(fr)
 		logger.Debug("ingested", "file", fr.Path, "read", fr.Read, "loaded", fr.Loaded,
 			"rejected", fr.Rejected, "duplicates", fr.Duplicates, "already_loaded", fr.AlreadyLoaded)
+	}
+	if err := flush(); err != nil {
+		return res, err
 	}
 	if res.Read != res.Loaded+res.Rejected+res.Duplicates {
 		return res, fmt.Errorf("ingest: totals do not reconcile: read %d, loaded %d, rejected %d, duplicates %d",
@@ -153,7 +226,8 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, paths []string, o
 	}
 	// Real-layout records become requests only through the join, over every
 	// record of the case (a later file can complete an earlier call).
-	if has, err := hasSourceRecords(ctx, db); err != nil || !has {
+	has, err := hasSourceRecords(ctx, db)
+	if err != nil || !has {
 		return res, err
 	}
 	if res.Join, err = Join(ctx, db, logger, opts.Join); err != nil {
@@ -162,27 +236,31 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, paths []string, o
 	return res, nil
 }
 
-// resolveMapping picks the preset or reads the mapping file.
-func resolveMapping(opts Options) (*Mapping, error) {
-	var m *Mapping
-	var err error
-	if opts.MappingFile != "" {
-		if opts.Preset != "" && opts.Preset != "canonical" {
-			return nil, errs.Usage("--preset and --mapping are exclusive")
+// resolveMapping compiles a source's layout or mapping file with its keys.
+func resolveMapping(src Source) (*Mapping, error) {
+	where := src.Keys.Label
+	if where == "" || where == "cli" {
+		where = "--preset " + layouts.Canonical(src.Layout)
+		if src.Mapping != "" {
+			where = "--mapping " + src.Mapping
 		}
-		m, err = loadMapping(opts.MappingFile)
+	}
+	var f *layouts.File
+	var err error
+	if src.Mapping != "" {
+		if src.Layout != "" && src.Layout != "canonical" {
+			return nil, errs.Usage("%s: layout and mapping are exclusive", where)
+		}
+		f, err = layouts.Load(src.Mapping)
 	} else {
-		m, err = presetMapping(opts.Preset)
+		f, err = layouts.Get(src.Layout)
 	}
 	if err != nil {
 		return nil, errs.Usage("%w", err)
 	}
-	if opts.Model != "" && m.Constants["model"] == "" {
-		c := map[string]string{"model": opts.Model}
-		for k, v := range m.Constants {
-			c[k] = v
-		}
-		m.Constants = c
+	m, err := compileMapping(f, src.Keys)
+	if err != nil {
+		return nil, errs.Usage("%s: %w", where, err)
 	}
 	return m, nil
 }
@@ -190,7 +268,7 @@ func resolveMapping(opts Options) (*Mapping, error) {
 // loadOne loads one checked file unless the case already holds its bytes.
 func loadOne(ctx context.Context, db *sql.DB, logger *slog.Logger, fi *fileInfo, m *Mapping, prog *progress) (FileResult, error) {
 	fr := FileResult{Path: fi.path, SHA256: fi.sha256, Format: fi.format, Compression: fi.compression,
-		Preset: m.name, Size: fi.size}
+		Preset: m.name, Size: fi.size, Source: m.label, Role: m.role}
 	var id int64
 	var prev string
 	err := db.QueryRowContext(ctx, queries.Get("ingest_find_sha"), fi.sha256).Scan(&id, &prev)

@@ -143,7 +143,7 @@ func (s *rowSink) duplicateLine() {
 // checked reads the file record by record in Go, keeping each rejected
 // record with its line, reason and raw text.
 func (l *loader) checked(ctx context.Context) error {
-	inst := instanceFromName(l.fi.name)
+	inst := l.m.instance(l.fi.name)
 	s, err := l.appendRows(ctx, func(s *rowSink, dc driver.Conn) error {
 		return l.read(ctx, s, inst, dc)
 	})
@@ -193,28 +193,41 @@ func (l *loader) appendRows(ctx context.Context, fill func(*rowSink, driver.Conn
 
 // read runs the source that fits the file's format and layout.
 func (l *loader) read(ctx context.Context, s sink, inst fileInstance, dc driver.Conn) error {
-	if l.fi.format == formatParquet {
-		err := readParquet(ctx, dc, l.fi.path, l.m, inst, s)
-		l.prog.add(l.fi.size)
+	return readFile(ctx, l.fi, l.m, l.prog, inst, dc, s)
+}
+
+// readFile reads one file's records into s.
+func readFile(ctx context.Context, fi *fileInfo, m *Mapping, prog *progress, inst fileInstance, dc driver.Conn, s sink) error {
+	if fi.format == formatParquet {
+		err := readParquet(ctx, dc, fi.path, m, inst, s)
+		prog.add(fi.size)
 		return err
 	}
-	rc, err := openContentWith(l.fi.path, l.fi.compression, l.prog.reader)
+	rc, err := openContentWith(fi.path, fi.compression, prog.reader)
 	if err != nil {
-		return fmt.Errorf("%s: %w", l.fi.path, err)
+		return fmt.Errorf("%s: %w", fi.path, err)
 	}
 	defer rc.Close()
-	switch {
-	case l.fi.format == formatCSV:
-		err = readCSV(ctx, rc, l.m, inst, s)
-	case l.m.Layout == layoutEngine:
-		err = readEngine(ctx, rc, l.m, inst, s)
-	default:
-		err = readJSONL(ctx, rc, l.m, inst, s)
-	}
+	err = readStream(ctx, rc, fi.format, m, inst, s)
 	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("%s: %w", l.fi.path, err)
+		return fmt.Errorf("%s: %w", fi.path, err)
 	}
 	return err
+}
+
+// readStream reads a text format's records (JSON Lines, JSON documents,
+// CSV) from r into s.
+func readStream(ctx context.Context, r io.Reader, format string, m *Mapping, inst fileInstance, s sink) error {
+	switch {
+	case format == formatCSV:
+		return readCSV(ctx, r, m, inst, s)
+	case m.Layout == layoutEngine:
+		return readEngine(ctx, r, m, inst, s)
+	case m.records != nil:
+		return readDocuments(ctx, r, m, inst, s)
+	default:
+		return readJSONL(ctx, r, m, inst, s)
+	}
 }
 
 // finish drops duplicates of rows already in the case, counts conflicts,

@@ -3,12 +3,13 @@ package ingest
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
-	"github.com/leakmap/leakmap/internal/bounded"
+	"github.com/leakmap/leakmap/ingest/layouts"
 )
 
 // Canonical field names, in the order of the requests table.
@@ -21,220 +22,274 @@ var canonicalFields = []string{
 // requiredFields must have a value on every loaded row.
 var requiredFields = []string{"request_id", "ts", "tenant_id", "model", "prompt_tokens"}
 
-// Layouts a mapping reads records from.
+// Record structures a mapping reads.
 const (
-	layoutCanonical = "canonical" // one object (or CSV/Parquet row) per request
-	layoutEngine    = "engine"    // received/finished event pairs joined on rid
+	layoutCanonical = "canonical" // one object (or CSV/Parquet row) per record
+	layoutEngine    = "engine"    // received/finished event pairs joined on a key
 )
 
-// Mapping says where each canonical field comes from. The presets are
-// mappings; a user's mapping file (YAML) has the same shape:
-//
-//	layout: canonical          # or engine (event pairs joined on rid); default canonical
-//	fields:                    # canonical field: source field; dots walk into nested JSON objects
-//	  request_id: id
-//	  ts: created_at
-//	  tenant_id: meta.account
-//	  prompt_tokens: usage.prompt_tokens
-//	constants:                 # canonical field: one value for every row (a source field wins)
-//	  model: glm-5.3
-//	time_format: auto          # auto | rfc3339 | epoch_s | epoch_ms | strftime (%Y-%m-%d %H:%M:%S) | Go layout
-//	time_zone: UTC             # zone of times written without an offset
-//	duration_field: duration   # optional: end_ts = ts + duration, when end_ts has no source
-//	duration_unit: ms          # ms (default) or s
-//	instance_from_file_name: false  # engine logs: the host is the file name (see enginePreset)
-//
-// A canonical field not listed under fields is read from the column of the
-// same name when the layout is canonical.
+// sglangEvents are the old engine layout's events (a mapping file's
+// layout: engine).
+var sglangEvents = layouts.Events{Key: "rid", Kind: "event", Received: "request.received", Finished: "request.finished"}
+
+// Mapping is a compiled layout or mapping file (package layouts has the
+// YAML shape; docs/layouts.md the user's view) for one source: where each
+// field of the target table comes from. A canonical mapping fills requests;
+// any other role fills source_records (see records.go).
 type Mapping struct {
-	Layout               string            `yaml:"layout"`
-	Fields               map[string]string `yaml:"fields"`
-	Constants            map[string]string `yaml:"constants"`
-	TimeFormat           string            `yaml:"time_format"`
-	TimeZone             string            `yaml:"time_zone"`
-	DurationField        string            `yaml:"duration_field"`
-	DurationUnit         string            `yaml:"duration_unit"`
-	InstanceFromFileName bool              `yaml:"instance_from_file_name"`
+	Layout               string            // layoutCanonical or layoutEngine
+	Constants            map[string]string // field: value when the record has none
+	TimeFormat           string
+	DurationField        string
+	DurationUnit         string
+	InstanceFromFileName bool
 
-	name string         // canonical | engine | gateway | mapping:<file>
-	loc  *time.Location // parsed TimeZone
-	// paths[i] is the source path of canonicalFields[i] split on dots; nil: none.
-	paths [][]string
+	name      string         // ingest_files.preset: the layout's name or mapping:<file>
+	role      string         // layouts.Role*
+	label     string         // source_records.source: sources[i] or cli
+	toRecords bool           // target source_records (else requests)
+	events    layouts.Events // when Layout is layoutEngine
+	records   path           // records inside each JSON document; nil: each line or row
+	fileName  *regexp.Regexp // named groups are $file.NAME
+	fields    []string       // the target's fields, in table order
+	required  []string
+	specs     [][]alt // specs[i]: where fields[i] comes from; nil: nowhere
+	durPath   path
+	loc       *time.Location
+	hint      string
+	desc      string
 }
 
-// canonicalPreset: the canonical schema of DESIGN.md, field names as they are.
-func canonicalPreset() *Mapping { return &Mapping{Layout: layoutCanonical} }
-
-// gatewayPreset maps an API gateway's log (log-layouts.md): one row per call.
-// request_id <- id, ts <- created_at, tenant_id <- account_id, model <- model,
-// status <- status_code, prompt_tokens <- tokens_in, completion_tokens <-
-// tokens_out, end_ts <- created_at + duration (milliseconds). The gateway
-// knows no machines: both instances stay empty.
-func gatewayPreset() *Mapping {
-	return &Mapping{
-		Layout: layoutCanonical,
-		Fields: map[string]string{
-			"request_id": "id", "ts": "created_at", "tenant_id": "account_id",
-			"model": "model", "status": "status_code", "prompt_tokens": "tokens_in",
-			"completion_tokens": "tokens_out",
-			// Not in the gateway layout: keep them unmapped rather than
-			// picking up same-named fields by accident.
-			"end_ts": "", "prefill_instance": "", "decode_instance": "",
-			"prompt_text": "", "response_text": "",
-		},
-		DurationField: "duration",
-		DurationUnit:  "ms",
-	}
+// alt is one compiled alternative of a field's source.
+type alt struct {
+	p     path
+	table map[string]string
 }
 
-// enginePreset maps a serving engine's JSON request log (log-layouts.md).
-// Records are request.received and request.finished events joined on rid;
-// paths start with "received." or "finished." (the event objects).
-// request_id <- rid; ts <- received.timestamp; end_ts <- finished.timestamp;
-// tenant_id <- received.obj.user (deployments that pass one; otherwise map
-// it); model <- received.obj.model (else Options.Model or a constant);
-// prompt_tokens / completion_tokens <- finished.out.meta_info.*; prompt_text
-// <- received.obj.text; response_text <- finished.out.text; the instance is
-// the file's name up to its first dot (one file per host): a name holding
-// "prefill" sets prefill_instance, "decode" sets decode_instance, any other
-// sets both (a host that does both). The engine logs no HTTP status.
-func enginePreset() *Mapping {
-	return &Mapping{
-		Layout: layoutEngine,
-		Fields: map[string]string{
-			"request_id": "rid", "ts": "received.timestamp", "end_ts": "finished.timestamp",
-			"tenant_id": "received.obj.user", "model": "received.obj.model",
-			"prompt_tokens":     "finished.out.meta_info.prompt_tokens",
-			"completion_tokens": "finished.out.meta_info.completion_tokens",
-			"prompt_text":       "received.obj.text", "response_text": "finished.out.text",
-			"status": "", "prefill_instance": "", "decode_instance": "",
-		},
-		InstanceFromFileName: true,
-	}
+// SourceKeys are a source's own keys (DESIGN.md "Real logs"), applied over
+// its layout.
+type SourceKeys struct {
+	Role        string // default: the layout's
+	Model       string // model of records that carry none
+	Timezone    string // zone of times written without an offset (default: the layout's, else UTC)
+	TenantField string // path of the tenant, replacing the layout's
+	Tenant      string // constant tenant, for a per-account export
+	Label       string // source_records.source
 }
 
-// presetMapping returns the named preset.
-func presetMapping(name string) (*Mapping, error) {
-	var m *Mapping
-	switch name {
-	case "", "canonical":
-		m, name = canonicalPreset(), "canonical"
-	case "engine":
-		m = enginePreset()
-	case "gateway":
-		m = gatewayPreset()
-	default:
-		return nil, fmt.Errorf("unknown preset %q (want canonical, engine or gateway)", name)
+// compileMapping turns a layout or mapping file and a source's keys into a
+// Mapping.
+func compileMapping(f *layouts.File, k SourceKeys) (*Mapping, error) {
+	m := &Mapping{name: f.Name(), Constants: map[string]string{}, TimeFormat: f.TimeFormat,
+		DurationField: f.DurationField, DurationUnit: f.DurationUnit,
+		InstanceFromFileName: f.InstanceFromFileName, label: k.Label, hint: f.Hint, desc: f.Description}
+	for key, v := range f.Constants {
+		m.Constants[key] = v
 	}
-	m.name = name
-	return m, m.compile()
-}
-
-// loadMapping reads a user's mapping file.
-func loadMapping(path string) (*Mapping, error) {
-	b, err := bounded.ReadFile(path, bounded.MaxYAMLBytes)
-	if err != nil {
-		return nil, fmt.Errorf("mapping file: %w", err)
+	m.role = k.Role
+	if m.role == "" {
+		m.role = f.DefaultRole()
 	}
-	if err := bounded.CheckYAML(b); err != nil {
-		return nil, fmt.Errorf("mapping file %s: %w", path, err)
+	if m.role == "" {
+		return nil, fmt.Errorf("role: missing; layout %s takes %s", f.Name(), strings.Join(f.Roles, ", "))
 	}
-	var m Mapping
-	if err := yaml.UnmarshalWithOptions(b, &m, yaml.Strict()); err != nil {
-		return nil, fmt.Errorf("mapping file %s: %w", path, err)
+	if err := f.CheckRole(m.role); err != nil {
+		return nil, err
 	}
-	m.name = "mapping:" + filepath.Base(path)
-	if err := m.compile(); err != nil {
-		return nil, fmt.Errorf("mapping file %s: %w", path, err)
-	}
-	return &m, nil
-}
-
-// compile checks the mapping and precomputes its paths.
-func (m *Mapping) compile() error {
-	if m.Layout == "" {
+	m.toRecords = m.role != layouts.RoleCanonical
+	switch f.Layout {
+	case "", layoutCanonical:
 		m.Layout = layoutCanonical
+	case layoutEngine:
+		m.Layout, m.events = layoutEngine, sglangEvents
+	default:
+		return nil, fmt.Errorf("layout %q: want canonical or engine (or extends: a named layout)", f.Layout)
 	}
-	if m.Layout != layoutCanonical && m.Layout != layoutEngine {
-		return fmt.Errorf("layout %q: want canonical or engine", m.Layout)
+	if f.Events != nil {
+		e := *f.Events
+		if e.Key == "" || e.Kind == "" || e.Received == "" || e.Finished == "" {
+			return nil, fmt.Errorf("events: key, kind, received and finished are all needed")
+		}
+		m.Layout, m.events = layoutEngine, e
 	}
-	known := map[string]bool{}
-	for _, f := range canonicalFields {
-		known[f] = true
+	if f.Records != "" {
+		if m.Layout == layoutEngine {
+			return nil, fmt.Errorf("records and events cannot be used together")
+		}
+		p, err := parsePath(f.Records)
+		if err != nil {
+			return nil, fmt.Errorf("records: %w", err)
+		}
+		m.records = p
 	}
-	for _, set := range []map[string]string{m.Fields, m.Constants} {
-		for k := range set {
-			if !known[k] {
-				return fmt.Errorf("unknown canonical field %q (want one of %s)", k, strings.Join(canonicalFields, ", "))
-			}
+	if f.FileName != "" {
+		re, err := regexp.Compile(f.FileName)
+		if err != nil {
+			return nil, fmt.Errorf("file_name: %w", err)
+		}
+		m.fileName = re
+	}
+	m.fields, m.required = canonicalFields, requiredFields
+	if m.toRecords {
+		m.fields, m.required = recordFields, recordRequired(m.role)
+	}
+	specs := map[string]layouts.Spec{}
+	for key, s := range f.Fields {
+		key = m.fieldName(key)
+		if !slices.Contains(m.fields, key) {
+			return nil, fmt.Errorf("unknown field %q (want one of %s)", key, strings.Join(m.fields, ", "))
+		}
+		specs[key] = s
+	}
+	for key := range f.Constants {
+		if n := m.fieldName(key); !slices.Contains(m.fields, n) {
+			return nil, fmt.Errorf("constants: unknown field %q (want one of %s)", key, strings.Join(m.fields, ", "))
+		} else if n != key {
+			m.Constants[n] = m.Constants[key]
+			delete(m.Constants, key)
 		}
 	}
+	if k.TenantField != "" {
+		roots := f.TenantFieldPaths
+		if len(roots) == 0 {
+			roots = []string{"{}"}
+		}
+		var s layouts.Spec
+		for _, r := range roots {
+			s = append(s, layouts.Alt{Path: strings.ReplaceAll(r, "{}", k.TenantField)})
+		}
+		specs["tenant_id"] = s
+	}
+	if k.Tenant != "" {
+		m.Constants["tenant_id"] = k.Tenant
+	}
+	if k.Model != "" && m.Constants["model"] == "" {
+		m.Constants["model"] = k.Model
+	}
 	switch m.TimeFormat {
-	case "", "auto", "rfc3339", "epoch_s", "epoch_ms":
+	case "", "auto", "rfc3339", "epoch_s", "epoch_ms", "epoch_ns":
 	default:
 		if strings.Contains(m.TimeFormat, "%") {
 			layout, err := strftimeToGo(m.TimeFormat)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			m.TimeFormat = layout
 		}
 	}
 	m.loc = time.UTC
-	if m.TimeZone != "" {
-		loc, err := time.LoadLocation(m.TimeZone)
+	zone := f.TimeZone
+	if k.Timezone != "" {
+		zone = k.Timezone
+	}
+	if zone != "" {
+		loc, err := time.LoadLocation(zone)
 		if err != nil {
-			return fmt.Errorf("time_zone: %w", err)
+			return nil, fmt.Errorf("time_zone: %w", err)
 		}
 		m.loc = loc
 	}
 	switch m.DurationUnit {
 	case "", "ms", "s":
 	default:
-		return fmt.Errorf("duration_unit %q: want ms or s", m.DurationUnit)
+		return nil, fmt.Errorf("duration_unit %q: want ms or s", m.DurationUnit)
 	}
-	for k, v := range m.Constants {
-		if _, err := convertField(k, v, m); err != nil {
-			return fmt.Errorf("constant %s: %w", k, err)
+	if m.DurationField != "" {
+		p, err := parsePath(m.DurationField)
+		if err != nil {
+			return nil, fmt.Errorf("duration_field: %w", err)
+		}
+		m.durPath = p
+	}
+	for key, v := range m.Constants {
+		if _, err := m.convert(key, v); err != nil {
+			return nil, fmt.Errorf("constant %s: %w", key, err)
 		}
 	}
-	m.paths = make([][]string, len(canonicalFields))
-	for i, f := range canonicalFields {
-		src, ok := m.Fields[f]
-		if !ok && m.Layout == layoutCanonical {
-			src = f
+	m.specs = make([][]alt, len(m.fields))
+	for i, field := range m.fields {
+		s, ok := specs[field]
+		if !ok && !m.toRecords && m.Layout == layoutCanonical {
+			s = layouts.Spec{{Path: field}}
 		}
-		if src != "" {
-			m.paths[i] = strings.Split(src, ".")
+		for _, a := range s {
+			p, err := parsePath(a.Path)
+			if err != nil {
+				return nil, fmt.Errorf("fields.%s: %w", field, err)
+			}
+			m.specs[i] = append(m.specs[i], alt{p: p, table: a.Map})
 		}
 	}
-	return nil
+	return m, nil
 }
 
-// source returns the source path of a canonical field ("" when none).
+// fieldName maps another name of a field to the target's: request_id and
+// rid are one field.
+func (m *Mapping) fieldName(f string) string {
+	switch {
+	case m.toRecords && f == "request_id":
+		return "rid"
+	case !m.toRecords && f == "rid":
+		return "request_id"
+	}
+	return f
+}
+
+// presetMapping returns the named layout as a canonical-target mapping or
+// a records one, by the layout's default role.
+func presetMapping(name string) (*Mapping, error) {
+	f, err := layouts.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	return compileMapping(f, SourceKeys{Label: "cli"})
+}
+
+// source returns the first source path of a field ("" when none).
 func (m *Mapping) source(field string) string {
-	for i, f := range canonicalFields {
-		if f == field && m.paths[i] != nil {
-			return strings.Join(m.paths[i], ".")
+	for i, f := range m.fields {
+		if f == field && len(m.specs[i]) > 0 {
+			return m.specs[i][0].p.String()
 		}
 	}
 	return ""
 }
 
+// layoutName is source_records.layout: the named layout, or mapping:<file>.
+func (m *Mapping) layoutName() string { return m.name }
+
 // isIdentity reports whether the mapping is the plain canonical schema, the
 // only one the DuckDB fast path loads.
 func (m *Mapping) isIdentity() bool {
-	if m.Layout != layoutCanonical || len(m.Constants) > 0 || m.DurationField != "" ||
-		m.InstanceFromFileName || (m.TimeFormat != "" && m.TimeFormat != "auto" && m.TimeFormat != "rfc3339") ||
+	if m.toRecords || m.Layout != layoutCanonical || m.records != nil || len(m.Constants) > 0 || m.DurationField != "" ||
+		m.InstanceFromFileName || m.fileName != nil || (m.TimeFormat != "" && m.TimeFormat != "auto" && m.TimeFormat != "rfc3339") ||
 		(m.loc != nil && m.loc != time.UTC) {
 		return false
 	}
 	for i, f := range canonicalFields {
-		if len(m.paths[i]) != 1 || m.paths[i][0] != f {
+		s := m.specs[i]
+		if len(s) != 1 || s[0].table != nil || len(s[0].p) != 1 || s[0].p[0].kind != stepField || s[0].p[0].name != f {
 			return false
 		}
 	}
 	return true
+}
+
+// instance reads what the file name tells: the old engine rule (host up to
+// the first dot) and the layout's file_name groups.
+func (m *Mapping) instance(name string) fileInstance {
+	inst := instanceFromName(name)
+	if m.fileName != nil {
+		if sub := m.fileName.FindStringSubmatch(filepath.Base(name)); sub != nil {
+			inst.groups = map[string]any{}
+			for i, g := range m.fileName.SubexpNames() {
+				if g != "" && sub[i] != "" {
+					inst.groups[g] = sub[i]
+				}
+			}
+		}
+	}
+	return inst
 }
 
 // strftimeToGo converts the common strftime directives to a Go layout.

@@ -32,7 +32,10 @@ const (
 
 // values holds one canonical row as driver values in canonicalFields order:
 // string, time.Time (UTC, microseconds), int64, int32, or nil for NULL.
-type values [nFields]any
+type values [nValues]any
+
+// nValues holds a canonical row or a source record (recordFields).
+const nValues = 16
 
 // parseJSONObject decodes one JSON Lines line into an object. Numbers stay
 // json.Number so integers and epoch times keep every digit.
@@ -126,54 +129,81 @@ func firstKeyWins(line []byte) (map[string]any, error) {
 // lookup walks a dotted path into nested objects; JSON null is absent.
 // A CSV or Parquet column may itself be named with dots ("meta.account"):
 // the whole name is tried first.
-func lookup(rec map[string]any, path []string) (any, bool) {
-	if len(path) > 1 {
-		if v, ok := rec[strings.Join(path, ".")]; ok {
-			return v, v != nil
-		}
+func lookup(rec map[string]any, p []string) (any, bool) {
+	steps := make(path, len(p))
+	for i, n := range p {
+		steps[i] = step{kind: stepField, name: n}
 	}
-	var cur any = rec
-	for _, p := range path {
-		obj, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = obj[p]; !ok {
-			return nil, false
-		}
-	}
-	return cur, cur != nil
+	return lookupPath(rec, steps)
 }
 
 // fileInstance is what a file name tells about the host that wrote it.
-type fileInstance struct{ prefill, decode string }
+type fileInstance struct {
+	prefill, decode string
+	groups          map[string]any // the layout's file_name groups ($file.NAME)
+}
 
-// canonicalRow maps one record to a canonical row and validates it. The
-// error is the reason kept in rejected_rows: short, naming the field, never
-// quoting logged values.
-func canonicalRow(rec map[string]any, m *Mapping, inst fileInstance) (values, error) {
-	var v values
-	for i, f := range canonicalFields {
-		var src any
-		var ok bool
-		if m.paths[i] != nil {
-			src, ok = lookup(rec, m.paths[i])
-		}
+// field finds field i of the mapping's target in rec: the first
+// alternative that gives a value, else the constant.
+func (m *Mapping) field(i int, rec map[string]any) (any, error) {
+	f := m.fields[i]
+	for _, a := range m.specs[i] {
+		src, ok := lookupPath(rec, a.p)
 		if !ok {
-			c, has := m.Constants[f]
-			if !has {
+			continue
+		}
+		if a.table != nil {
+			s, err := toString(one(src))
+			if err != nil {
 				continue
 			}
-			src = c
+			if src, ok = a.table[s]; !ok {
+				continue
+			}
 		}
-		val, err := convertField(f, src, m)
+		v, err := m.convert(f, src)
 		if err != nil {
-			return v, fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if v != nil {
+			return v, nil
+		}
+	}
+	if c, ok := m.Constants[f]; ok {
+		return m.convert(f, c)
+	}
+	return nil, nil
+}
+
+// one is a spread's only value (else the spread, which then fails to convert).
+func one(v any) any {
+	if s, ok := v.(spread); ok && len(s) == 1 {
+		return s[0]
+	}
+	return v
+}
+
+// canonicalRow maps one record to a row of the mapping's target (requests,
+// or source_records: see recordRow) and validates it. The error is the
+// reason kept in rejected_rows: short, naming the field, never quoting
+// logged values.
+func canonicalRow(rec map[string]any, m *Mapping, inst fileInstance) (values, error) {
+	if inst.groups != nil {
+		rec["$file"] = inst.groups
+	}
+	if m.toRecords {
+		return recordRow(rec, m)
+	}
+	var v values
+	for i := range canonicalFields {
+		val, err := m.field(i, rec)
+		if err != nil {
+			return v, err
 		}
 		v[i] = val
 	}
-	if v[fEndTS] == nil && m.DurationField != "" && v[fTS] != nil {
-		if d, ok := lookup(rec, strings.Split(m.DurationField, ".")); ok {
+	if v[fEndTS] == nil && m.durPath != nil && v[fTS] != nil {
+		if d, ok := lookupPath(rec, m.durPath); ok {
 			end, err := addDuration(v[fTS].(time.Time), d, m.DurationUnit)
 			if err != nil {
 				return v, fmt.Errorf("%s: %w", m.DurationField, err)
@@ -191,13 +221,18 @@ func canonicalRow(rec map[string]any, m *Mapping, inst fileInstance) (values, er
 	}
 	for _, f := range requiredFields {
 		if v[fieldIndex(f)] == nil {
-			if src := m.source(f); src != "" && src != f {
-				return v, fmt.Errorf("%s: missing (field %q)", f, src)
-			}
-			return v, fmt.Errorf("%s: missing", f)
+			return v, missingErr(m, f)
 		}
 	}
 	return v, nil
+}
+
+// missingErr is the reason for a required field with no value.
+func missingErr(m *Mapping, f string) error {
+	if src := m.source(f); src != "" && src != f {
+		return fmt.Errorf("%s: missing (field %q)", f, src)
+	}
+	return fmt.Errorf("%s: missing", f)
 }
 
 func fieldIndex(f string) int {
@@ -211,7 +246,12 @@ func fieldIndex(f string) int {
 
 // convertField converts one source value to the canonical field's type.
 // Empty strings are absent (nil), so a required field that is "" is missing.
-func convertField(field string, src any, m *Mapping) (any, error) {
+func convertField(field string, src any, m *Mapping) (any, error) { return m.convert(field, src) }
+
+func (m *Mapping) convert(field string, src any) (any, error) {
+	if _, ok := src.(spread); ok && !textField(field) {
+		src = one(src)
+	}
 	switch field {
 	case "ts", "end_ts":
 		if s, ok := src.(string); ok && strings.TrimSpace(s) == "" {
@@ -222,7 +262,7 @@ func convertField(field string, src any, m *Mapping) (any, error) {
 			return nil, err
 		}
 		return t, nil
-	case "prompt_tokens", "completion_tokens", "status":
+	case "prompt_tokens", "completion_tokens", "status", "cached_tokens", "bootstrap_room":
 		if s, ok := src.(string); ok && strings.TrimSpace(s) == "" {
 			return nil, nil
 		}
@@ -240,7 +280,7 @@ func convertField(field string, src any, m *Mapping) (any, error) {
 			return int32(n), nil
 		}
 		return n, nil
-	case "request_id", "tenant_id", "model":
+	case "request_id", "tenant_id", "model", "rid", "instance", "bootstrap_host", "finish_type":
 		s, err := toString(src)
 		if err != nil || s == "" {
 			return nil, err
@@ -283,7 +323,19 @@ func toString(v any) (string, error) {
 // object or array as its JSON text, as DuckDB's reader does: a prompt logged
 // as a message list stays loaded.
 func toText(v any) (string, error) {
-	switch v.(type) {
+	switch x := v.(type) {
+	case spread:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			s, err := toText(e)
+			if err != nil {
+				return "", err
+			}
+			if s != "" {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "\n"), nil
 	case map[string]any, []any:
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -408,7 +460,7 @@ func toTimeRaw(v any, m *Mapping) (time.Time, error) {
 				}
 			}
 			return time.Time{}, errors.New("not a timestamp")
-		case "epoch_s", "epoch_ms":
+		case "epoch_s", "epoch_ms", "epoch_ns":
 			return epoch(s, format)
 		case "rfc3339":
 			t, err := time.Parse(time.RFC3339Nano, s)
@@ -451,6 +503,13 @@ func looksNumeric(s string) bool {
 // fraction is parsed as digits, not through a float, so microseconds survive.
 func epoch(s, format string) (time.Time, error) {
 	bad := errors.New("not a timestamp")
+	if format == "epoch_ns" {
+		ns, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || ns < 0 {
+			return time.Time{}, errors.New("not a timestamp (want integer nanoseconds)")
+		}
+		return time.Unix(0, ns), nil
+	}
 	if format != "" && format != "auto" && format != "epoch_s" && format != "epoch_ms" {
 		return time.Time{}, bad
 	}

@@ -26,7 +26,13 @@ func preflight(ctx context.Context, db *sql.DB, path string, m *Mapping, format 
 		return nil, errs.Input("%s: %w", path, err)
 	}
 	if m.Layout == layoutEngine && fi.format != formatJSONL && fi.format != formatEmpty {
-		return nil, errs.Input("%s: the engine layout is JSON Lines, this file is %s", path, fi.format)
+		return nil, errs.Input("%s: layout %s reads JSON Lines, this file is %s", path, m.name, fi.format)
+	}
+	if m.toRecords {
+		if err := sampleHead(ctx, fi, m); err != nil {
+			return nil, err
+		}
+		return fi, nil
 	}
 	var missing []string
 	switch fi.format {
@@ -130,10 +136,10 @@ func missingInJSONL(head []byte, m *Mapping) []string {
 		if m.Layout == layoutEngine {
 			kind, _ := obj["event"].(string)
 			switch kind {
-			case eventReceived:
+			case m.events.Received:
 				rec = map[string]any{"rid": obj["rid"], "received": obj}
 				kinds["received"] = true
-			case eventFinished:
+			case m.events.Finished:
 				rec = map[string]any{"rid": obj["rid"], "finished": obj}
 				kinds["finished"] = true
 			default:

@@ -124,15 +124,10 @@ func parseLine(b []byte, m *Mapping, inst fileInstance) (values, error) {
 	return canonicalRow(obj, m, inst)
 }
 
-// Engine events.
-const (
-	eventReceived = "request.received"
-	eventFinished = "request.finished"
-)
-
 // engineRequest gathers the events of one rid.
 type engineRequest struct {
 	line     int64 // first event's line
+	last     int64 // last event's line
 	received map[string]any
 	finished map[string]any
 	raws     []string
@@ -149,8 +144,9 @@ type engineRequest struct {
 func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
 	pending := map[string]*engineRequest{}
 	done := map[string][][32]byte{} // rid -> sums of the lines of emitted requests
+	ev := m.events
 	emit := func(rid string, req *engineRequest) error {
-		rec := map[string]any{"rid": rid}
+		rec := map[string]any{ev.Key: rid}
 		if req.received != nil {
 			rec["received"] = req.received
 		}
@@ -159,11 +155,15 @@ func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance,
 		}
 		delete(pending, rid)
 		done[rid] = req.sums
+		line := req.line
+		if m.toRecords {
+			line = req.last // source_records.record_id: the record's last line
+		}
 		v, err := canonicalRow(rec, m, inst)
 		if err != nil {
-			return s.reject(req.line, "engine: "+err.Error(), strings.Join(req.raws, "\n"))
+			return s.reject(line, "engine: "+err.Error(), strings.Join(req.raws, "\n"))
 		}
-		return s.row(req.line, v)
+		return s.row(line, v)
 	}
 	// Lines are parsed on every CPU; events are paired in file order here.
 	type event struct {
@@ -177,21 +177,21 @@ func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance,
 	}
 	parse := func(b []byte, line int64) event {
 		e := event{line: line, raw: rawText(b)}
-		ev, err := parseJSONObject(b)
+		obj, err := parseJSONObject(b)
 		if err != nil {
 			e.reason = err.Error()
 			return e
 		}
-		rid, _ := lookup(ev, []string{"rid"})
+		rid, _ := lookup(obj, []string{m.events.Key})
 		ridStr, rerr := toString(rid)
-		kind, _ := ev["event"].(string)
+		kind, _ := obj[m.events.Kind].(string)
 		switch {
 		case rid == nil || rerr != nil || ridStr == "":
-			e.reason = "engine: no rid"
-		case kind != eventReceived && kind != eventFinished:
+			e.reason = "engine: no " + m.events.Key
+		case kind != m.events.Received && kind != m.events.Finished:
 			e.reason = fmt.Sprintf("engine: event %q is not a request event", truncate(kind, 40))
 		}
-		e.ev, e.rid, e.kind, e.sum = ev, ridStr, kind, sha256.Sum256(b)
+		e.ev, e.rid, e.kind, e.sum = obj, ridStr, kind, sha256.Sum256(b)
 		return e
 	}
 	pair := func(e event) error {
@@ -217,13 +217,14 @@ func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance,
 			return nil
 		}
 		slot := &req.received
-		if kind == eventFinished {
+		if kind == m.events.Finished {
 			slot = &req.finished
 		}
 		if *slot != nil {
 			return s.reject(line, "engine: a second, different "+kind+" event for this rid", raw)
 		}
 		*slot = e.ev
+		req.last = line
 		req.raws = append(req.raws, raw)
 		req.sums = append(req.sums, sum)
 		if req.received != nil && req.finished != nil {

@@ -12,9 +12,13 @@ import (
 // addIngestFlags: how LOG... is read (ingest and run).
 func addIngestFlags(f *pflag.FlagSet, o *ingest.Options) {
 	f.StringVar(&o.Format, "format", "auto", "log format: auto (from content), jsonl, csv or parquet")
-	f.StringVar(&o.Preset, "preset", "", "log layout: canonical (default), engine or gateway")
-	f.StringVar(&o.MappingFile, "mapping", "", "YAML mapping from your fields and time format to the canonical ones")
-	f.StringVar(&o.Model, "model", "", "model name for rows whose log carries none (engine logs)")
+	f.StringVar(&o.Preset, "preset", "", "log layout: canonical (default), sglang, litellm-spendlogs, litellm-payload, cloudflare-aigw, otlp-genai (engine, gateway: old names of sglang, cloudflare-aigw)")
+	f.StringVar(&o.MappingFile, "mapping", "", "YAML mapping file (docs/layouts.md): your own fields, or a named layout overridden (extends: LAYOUT)")
+	f.StringVar(&o.Role, "role", "", "the logs' role: gateway, prefill, decode or engine (default: the layout's; required for sglang and otlp-genai)")
+	f.StringVar(&o.Model, "model", "", "model of records whose log carries none (engine logs)")
+	f.StringVar(&o.Timezone, "timezone", "", "zone of times written without an offset, e.g. Europe/Paris (default UTC)")
+	f.StringVar(&o.TenantField, "tenant-field", "", "path of the tenant in the records, e.g. custom_labels.tenant or metadata.account")
+	f.StringVar(&o.Tenant, "tenant", "", "tenant of every record that carries none (a per-account export)")
 	// Zero leaves the tolerances to the incident file's join: block, else the defaults.
 	f.DurationVar(&o.Join.RoomTolerance, "room-tolerance", 0,
 		"join: how far apart the prefill and decode records of one bootstrap_room may start (default: the incident's join.room_tolerance, else 30s)")

@@ -24,7 +24,7 @@ func (o *ingestCmdOptions) addFlags(f *pflag.FlagSet) {
 func newIngestCmd(g *globalOptions) *cobra.Command {
 	var opts ingestCmdOptions
 	cmd := &cobra.Command{
-		Use:   "ingest --db CASE.duckdb [--format F] [--preset NAME | --mapping FILE] LOG...",
+		Use:   "ingest --db CASE.duckdb [--format F] [--preset LAYOUT | --mapping FILE] [--role R] [--model M] [--timezone Z] [--tenant-field PATH | --tenant T] LOG...",
 		Short: "Load request logs into a case database, losing nothing",
 		Long: `Load request logs (files, folders, globs; JSON Lines, CSV or Parquet; gzip or
 zstd compressed) into the case database. Each file loads all or nothing
@@ -33,10 +33,16 @@ skipped. Every record read is loaded, rejected (kept in rejected_rows with
 file, line, reason and raw text), or counted as a duplicate:
 read = loaded + rejected + duplicates, per file and in total.
 
-Presets: canonical (default), engine (a serving engine's JSON request log:
-received/finished events joined on rid; tenant from obj.user), gateway (an
-API gateway's log: id, created_at, account_id, tokens_in, tokens_out,
-duration). --mapping FILE maps any other layout (see the ingest package doc).`,
+Layouts (--preset): canonical (default: leakmap's own rows, loaded into
+requests), sglang (SGLang's JSON request log; --role prefill, decode or
+engine; --model), litellm-spendlogs (LiteLLM_SpendLogs as psql's CSV or JSON
+Lines), litellm-payload (LiteLLM's StandardLoggingPayload), cloudflare-aigw
+(Cloudflare AI Gateway pages or rows; --tenant for the export's account),
+otlp-genai (OpenTelemetry GenAI spans; --role). engine and gateway are the
+old names of sglang and cloudflare-aigw. Records of every layout but
+canonical are kept in source_records, one per call and host, with their
+file and line, and joined into requests. --mapping FILE reads any other
+layout, or overrides a named one (extends: LAYOUT): see docs/layouts.md.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runIngest(cmd.Context(), g, opts, args)
@@ -75,8 +81,12 @@ func printIngest(w io.Writer, res *ingest.Result) {
 			if f.NameReused {
 				flag = " [name loaded before with other content]"
 			}
-			fmt.Fprintf(w, "%s: %s/%s, read %d, loaded %d, rejected %d, duplicates %d, conflicts %d%s\n",
-				f.Path, f.Format, f.Compression, f.Read, f.Loaded, f.Rejected, f.Duplicates, f.Conflicts, flag)
+			kind := ""
+			if f.Role != "" && f.Role != "canonical" {
+				kind = fmt.Sprintf(" (%s %s, %s)", f.Preset, f.Role, f.Source)
+			}
+			fmt.Fprintf(w, "%s: %s/%s%s, read %d, loaded %d, rejected %d, duplicates %d, conflicts %d%s\n",
+				f.Path, f.Format, f.Compression, kind, f.Read, f.Loaded, f.Rejected, f.Duplicates, f.Conflicts, flag)
 		}
 	}
 	for _, s := range res.Skipped {
