@@ -122,7 +122,8 @@ func checkReconciled(t *testing.T, db *sql.DB, res *Result) {
 	}
 	// The ledger agrees with the tables, file by file.
 	rows, err := db.Query(`SELECT f.path, f.rows_read, f.rows_loaded, f.rows_rejected, f.rows_duplicate,
-	        (SELECT count(*) FROM requests r WHERE r.file_id = f.file_id) + (SELECT count(*) FROM source_records s WHERE s.file_id = f.file_id),
+	        (SELECT count(*) FROM requests r WHERE r.file_id = f.file_id AND NOT EXISTS (SELECT 1 FROM request_sources j WHERE j.row_id = r.row_id))
+	          + (SELECT count(*) FROM source_records s WHERE s.file_id = f.file_id),
 	        (SELECT count(*) FROM rejected_rows x WHERE x.file_id = f.file_id)
 	    FROM ingest_files f`)
 	if err != nil {
