@@ -425,6 +425,21 @@ exposures.csv  source_request_id,trigger_request_id,source_tenant_id,
   Sorted by trigger ts, trigger_request_id, source_request_id.
 unknown_slots.csv  trigger_request_id,unknown_slots
   Per trigger, its stale slots never written since the log began.
+real_calls.csv  request_id,prefill_rid,decode_rid,bootstrap_room,
+                prefill_instance,decode_instance,cut_at_prefill
+  One row per call (request_id is the gateway's id, as everywhere): the
+  rids of its records in the real layouts (real/), empty when the call has
+  none or the record was lost, the bootstrap_room they share, and whether
+  its kept prefill record cut the prompt on a served call (the bug's
+  fingerprint).
+real_noise.csv  kind,request_id,detail
+  The noise planted in the real layouts: lost_prefill and lost_decode
+  (detail: the host; the lost decode records are the calls whose canonical
+  row lost its decode instance), gateway_duplicate (an extra intact copy
+  in an overlapping daily export; detail: the file of the copy), torn_line
+  (the last line of that file is a torn copy of the call's row, intact in
+  the next export), room_repeat (detail: the room and the earlier call that
+  drew it, ten days or more before).
 edge_cases.csv  name,request_id,trigger
   The planted edge cases (window bounds, thresholds, capacity change,
   statuses, out-of-scope huge prompts, equal times) and whether each is a
@@ -470,54 +485,6 @@ func (g *generator) writeCapacity() error {
 	}
 	g.sum.Files = append(g.sum.Files, "capacity.csv")
 	return writeFile(filepath.Join(g.dir, "capacity.csv"), []byte(b.String()))
-}
-
-func (g *generator) writeIncident() error {
-	c := g.cfg
-	f := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-	y := fmt.Sprintf(`# Simulated incident (leakmap simulate, seed %d, %d requests).
-id: SIM-%d
-title: Cross-tenant data in %s responses (simulated)
-models: [%s]
-window: {start: %s, end: %s}
-launched_at: %s
-discovered_at: %s
-aware_at: %s
-contained_at: %s
-as_of: %s
-capacity:
-  max_context_tokens: %d
-  prefill_pool_tokens: %d
-  decode_pool_tokens: %d
-  timeline: capacity.csv
-contamination:
-  model: replay
-  allocator: %s
-  page_size: %d
-  residency_lookback: 30m
-  possible_lookback: 10m
-provider:
-  name: Nimbus Inference SAS
-  email: security@nimbus-inference.example
-  dpo_email: dpo@nimbus-inference.example
-  country: FR
-notices:
-  data_categories: [prompt text, generated text]
-  consequences: Parts of prompts sent to %s may have appeared in answers returned to other customers of the service.
-  measures_taken:
-    - Model withdrawn on %s and restored on %s with a prefill KV pool larger than the maximum context.
-    - Over-long requests are now rejected before any transfer to a decode machine.
-  measures_planned:
-    - Compare the KV pool size with the maximum context length at every machine start and after every model or memory change.
-    - Enable KV cache integrity checks.
-  deletion_deadline: %s
-  # delay_reasons: required (GDPR Art. 33(1)) when the regulator notice is sent after aware_at + 72h
-`, c.Seed, c.Requests, c.Seed, modelNames[modelInScope], modelNames[modelInScope],
-		f(c.WindowStart), f(c.WindowEnd), f(c.WindowStart), f(c.DiscoveredAt), f(c.AwareAt), f(c.WindowEnd), f(c.AsOf),
-		c.MaxContextTokens, c.PrefillPoolTokens, c.DecodePoolTokens, c.Allocator, c.PageSize,
-		modelNames[modelInScope], f(c.WindowEnd), f(c.FixAt), f(c.AsOf.Add(14*24*time.Hour).Truncate(24*time.Hour)))
-	g.sum.Files = append(g.sum.Files, "incident.yaml")
-	return writeFile(filepath.Join(g.dir, "incident.yaml"), []byte(y))
 }
 
 // writeTenants writes the directory. With DirectoryGaps, the recipient with

@@ -72,8 +72,8 @@ type Config struct {
 	DropTriggerDecode bool
 }
 
-// DefaultConfig is what `leakmap demo` uses: a few thousand requests,
-// generated in well under a second.
+// DefaultConfig is the tests' incident: a few thousand requests, generated
+// in well under a second.
 func DefaultConfig() Config {
 	ts := func(s string) time.Time {
 		t, err := time.Parse(time.RFC3339, s)
@@ -100,6 +100,15 @@ func DefaultConfig() Config {
 		AsOf:             ts("2026-09-10T09:00:00Z"),
 		DupRate:          0.01, OffsetDupRate: 0.005, TruncRate: 0.003, MissingDecodeRate: 0.0005, DropTriggerDecode: true,
 	}
+}
+
+// DemoConfig is what `leakmap demo` uses: DefaultConfig with as many
+// over-long prompts as give the seed's order of affected responses (about
+// 155 over the two weeks).
+func DemoConfig() Config {
+	c := DefaultConfig()
+	c.HugeShare = 0.075
+	return c
 }
 
 // Summary says what Generate wrote.
@@ -129,26 +138,53 @@ type Summary struct {
 	MissingTenant      string
 	InvalidEmailTenant string
 
+	// Real is what the real layouts (real/, incident-real.yaml) hold.
+	Real RealSummary
+
 	Incident string   // path of incident.yaml
 	Tenants  string   // path of tenants.csv
 	Logs     string   // path of the logs folder
 	Files    []string // every file written, relative to dir, sorted
 }
 
-// Instance names.
-func prefillName(i int) string { return fmt.Sprintf("pf-%d", i) }
-func longName(i int) string    { return fmt.Sprintf("px-%d", i) }
-func decodeName(i int) string  { return fmt.Sprintf("dc-%d", i) }
+// Instance names are host names, as the engines' log files carry them
+// ({host}_{rank}.log): the in-scope model's cluster (glm-p*, glm-d*), the
+// small model's (air-p*, air-d*) and the long-context model's, whose hosts
+// have dotted FQDN names. Each model has hosts of its own, as a serving
+// engine serves one model.
+func prefillName(i int) string      { return fmt.Sprintf("glm-p%d", i) }
+func longName(i int) string         { return fmt.Sprintf("kimi-p%d.gpu.nimbus.internal", i) }
+func smallPrefillName(i int) string { return fmt.Sprintf("air-p%d", i) }
+func decodeName(i int) string       { return fmt.Sprintf("glm-d%d", i) }
 
-// The long-context model has decode instances of its own (dx-0, dx-1; pool
-// indexes from Config.DecodeInstances on), with a larger pool: its tenants
-// never meet the in-scope model.
+// The long-context model has decode instances of its own (pool indexes from
+// Config.DecodeInstances on), with a larger pool; the small model has its own
+// after them. Their tenants never meet the in-scope model's pools.
 const (
 	longDecodes    = 2
 	longDecodePool = 6400000
+	smallPrefills  = 2
+	smallDecodes   = 2
 )
 
-func longDecodeName(i int) string { return fmt.Sprintf("dx-%d", i) }
+func longDecodeName(i int) string  { return fmt.Sprintf("kimi-d%d.gpu.nimbus.internal", i) }
+func smallDecodeName(i int) string { return fmt.Sprintf("air-d%d", i) }
+
+// decodeIndex is the pool index of the long model's i-th and the small
+// model's i-th decode instance.
+func (c *Config) longDecode(i int) int  { return c.DecodeInstances + i }
+func (c *Config) smallDecode(i int) int { return c.DecodeInstances + longDecodes + i }
+
+// decodeInstName names the decode pool with index i.
+func (c *Config) decodeInstName(i int) string {
+	switch {
+	case i >= c.DecodeInstances+longDecodes:
+		return smallDecodeName(i - c.DecodeInstances - longDecodes)
+	case i >= c.DecodeInstances:
+		return longDecodeName(i - c.DecodeInstances)
+	}
+	return decodeName(i)
+}
 
 // The models: one in scope, a small out-of-scope model on the same prefill
 // instances, and an out-of-scope long-context model with huge prompts on
@@ -250,6 +286,8 @@ func generate(ctx context.Context, logger *slog.Logger, dir string, cfg Config, 
 	s.Incident = filepath.Join(dir, "incident.yaml")
 	s.Tenants = filepath.Join(dir, "tenants.csv")
 	s.Logs = filepath.Join(dir, "logs")
+	s.Real.Dir = filepath.Join(dir, "real")
+	s.Real.Incident = filepath.Join(dir, "incident-real.yaml")
 	sort.Strings(s.Files)
 	logger.Debug("simulated incident written", "dir", dir, "requests", s.Requests, "triggers", s.Triggers,
 		"exposures", s.TruthExposures, "confirmed", s.ConfirmedTruth, "replay_warnings", s.ReplayWarnings)
@@ -265,7 +303,6 @@ type tenant struct {
 	kind       int // tenantShared, tenantLongOnly or tenantDormant
 	logsText   bool
 	nullStyle  bool // absent text is written as null (else the key is left out)
-	idStyle    int  // request id format of the tenant's client
 	recipient  bool // filled by the replay
 	crossSrc   bool
 	lastTrigTs int64
@@ -323,10 +360,11 @@ type generator struct {
 	tenantCW []float64 // cumulative weights
 	counter  uint64
 
-	rp  *replayer
-	out *logWriter
-	tr  *truthWriter
-	sum Summary
+	rp   *replayer
+	out  *logWriter
+	tr   *truthWriter
+	real *realWriter
+	sum  Summary
 
 	boot        *startupLogs   // the engines' start-up text logs (startup.go)
 	changeTimes map[int64]bool // capacity change instants that no regular event may share
@@ -345,7 +383,9 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 	g.makeTenants()
 	g.tl = g.timeline()
 	g.rp = &replayer{pageSize: cfg.PageSize, onAlloc: g.onAlloc}
-	for i := 0; i < cfg.DecodeInstances+longDecodes; i++ { // dc-0.. and dx-0..
+	byName := map[string]int{}
+	for i := 0; i < cfg.DecodeInstances+longDecodes+smallDecodes; i++ {
+		byName[cfg.decodeInstName(i)] = i
 		p, err := newPool(cfg.Allocator, cfg.DecodePoolTokens)
 		if err != nil {
 			return nil, err
@@ -355,12 +395,7 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 	for _, ch := range g.timeline() {
 		g.changeTimes[ms(ch.from)] = true
 		if ch.role == "decode" {
-			var inst int
-			if _, err := fmt.Sscanf(ch.inst, "dc-%d", &inst); err != nil {
-				fmt.Sscanf(ch.inst, "dx-%d", &inst)
-				inst += cfg.DecodeInstances
-			}
-			g.rp.push(event{t: ms(ch.from), kind: evGrow, id: ch.inst, inst: inst, size: ch.pool})
+			g.rp.push(event{t: ms(ch.from), kind: evGrow, id: ch.inst, inst: byName[ch.inst], size: ch.pool})
 		}
 	}
 	var err error
@@ -370,12 +405,17 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 	if g.tr, err = newTruthWriter(filepath.Join(dir, "truth")); err != nil {
 		return nil, err
 	}
+	if g.real, err = newRealWriter(dir, cfg, g.key); err != nil {
+		g.tr.abort()
+		return nil, err
+	}
 	return g, nil
 }
 
 func (g *generator) closeAll() {
 	g.out.abort()
 	g.tr.abort()
+	g.real.abort()
 }
 
 // capacityChange is one row of capacity.csv.
@@ -455,7 +495,7 @@ func (g *generator) makeTenants() {
 		}
 		t.logsText = r.Float64() < g.cfg.TextShare
 		t.nullStyle = r.IntN(2) == 0
-		t.idStyle = r.IntN(3)
+		_ = r.IntN(3) // was the client's id style: keeps the draws, and so the data, of earlier versions
 		switch {
 		case i >= n-2:
 			t.kind = tenantDormant
@@ -488,18 +528,30 @@ func (g *generator) pickTenantWhere(text bool) int32 {
 	}
 }
 
-// newID is a unique request id in the tenant's client format.
-func (g *generator) newID(tenant int32) (string, uint64) {
+// newID numbers a new request (ids, text seeds).
+func (g *generator) newID() uint64 {
 	g.counter++
-	n := g.counter
-	v := mix(n + g.key)
-	switch g.tenants[tenant].idStyle {
-	case 1:
-		return fmt.Sprintf("chatcmpl-%016x", v), n
-	case 2:
-		return fmt.Sprintf("REQ-%016X", v), n
+	return g.counter
+}
+
+// requestID is a row's id as the gateway logs it (canonical ids equal the
+// gateway's): a served call carries the upstream response's id, which for an
+// SGLang cluster is the decode server's rid (chatcmpl- and a uuid4 in hex);
+// a call that failed has none, and the proxy logs its own call id (a uuid4).
+// Both derive from the row's number, so ids never collide.
+func (g *generator) requestID(r *row) string {
+	u := uuidHex(mix(r.n+g.key), mix(r.n^g.key^0x75756964))
+	if served(r.status) {
+		return "chatcmpl-" + u
 	}
-	return fmt.Sprintf("req_%016x", v), n
+	return u[:8] + "-" + u[8:12] + "-" + u[12:16] + "-" + u[16:20] + "-" + u[20:]
+}
+
+// uuidHex is 32 hex digits of a version-4 uuid made of hi and lo.
+func uuidHex(hi, lo uint64) string {
+	hi = hi&^(0xf<<12) | 0x4<<12 // version 4
+	lo = lo&^(0x3<<62) | 0x2<<62 // variant 10
+	return fmt.Sprintf("%016x%016x", hi, lo)
 }
 
 func (g *generator) lognormal(median, sigma float64, lo, hi int64) int64 {
@@ -512,18 +564,15 @@ func (g *generator) lognormal(median, sigma float64, lo, hi int64) int64 {
 func (g *generator) finishRow(r *row) {
 	c := g.cfg
 	r.served = served(r.status)
+	r.id = g.requestID(r)
 	if !r.served && r.status != 500 {
 		r.prefill, r.decode, r.completion = "", -1, 0
 	}
 	if r.status == 500 {
 		r.completion = 0
 	}
-	switch {
-	case r.decode < 0:
-	case r.decode >= c.DecodeInstances:
-		r.decodeInst = longDecodeName(r.decode - c.DecodeInstances)
-	default:
-		r.decodeInst = decodeName(r.decode)
+	if r.decode >= 0 {
+		r.decodeInst = c.decodeInstName(r.decode)
 	}
 	if r.model == modelInScope && r.served && r.prefill != "" {
 		r.threshold = g.prefillPoolAt(r.prefill, r.ts)
@@ -565,7 +614,7 @@ func (g *generator) regular(ts int64) *row {
 	if g.changeTimes[r.ts] {
 		r.ts++
 	}
-	r.id, r.n = g.newID(r.tenant)
+	r.n = g.newID()
 	x := g.rng.Float64()
 	switch {
 	case x < 0.55:
@@ -616,14 +665,20 @@ func (g *generator) regular(ts int64) *row {
 	default:
 		r.status = 200
 	}
-	if r.model == modelLong {
+	switch r.model {
+	case modelLong:
 		r.prefill = longName(g.rng.IntN(2))
-	} else {
+	case modelSmall:
+		r.prefill = smallPrefillName(g.rng.IntN(c.PrefillInstances) % smallPrefills)
+	default:
 		r.prefill = prefillName(g.rng.IntN(c.PrefillInstances))
 	}
 	r.decode = g.rng.IntN(c.DecodeInstances)
-	if r.model == modelLong {
-		r.decode = c.DecodeInstances + g.rng.IntN(longDecodes)
+	switch r.model {
+	case modelLong:
+		r.decode = c.longDecode(g.rng.IntN(longDecodes))
+	case modelSmall:
+		r.decode = c.smallDecode(r.decode % smallDecodes)
 	}
 	g.finishRow(r)
 	return r
@@ -633,7 +688,7 @@ func (g *generator) regular(ts int64) *row {
 func (g *generator) special(name string, ts time.Time, tenant int32, model int, prompt int64, status int, prefill string, decode int) *row {
 	r := &row{ts: ms(ts), tenant: tenant, model: model, prompt: prompt, status: status,
 		prefill: prefill, decode: decode, special: name, completion: 40 + g.rng.Int64N(300)}
-	r.id, r.n = g.newID(tenant)
+	r.n = g.newID()
 	g.finishRow(r)
 	return r
 }
@@ -661,8 +716,8 @@ func (g *generator) specials() []*row {
 	add(g.special("no-status", mid.Add(2*time.Hour), any(), in, 950000, 0, prefillName(3), 2))
 	add(g.special("error-500", mid.Add(3*time.Hour), any(), in, 950000, 500, prefillName(3), 3))
 	add(g.special("rate-limited", mid.Add(4*time.Hour), any(), in, 950000, 429, "", -1))
-	add(g.special("out-of-scope-huge", mid.Add(5*time.Hour), any(), modelSmall, 950000, 200, prefillName(0), 0))
-	add(g.special("out-of-scope-long", mid.Add(6*time.Hour), any(), modelLong, 1000000, 200, longName(0), 1))
+	add(g.special("out-of-scope-huge", mid.Add(5*time.Hour), any(), modelSmall, 950000, 200, smallPrefillName(0), c.smallDecode(0)))
+	add(g.special("out-of-scope-long", mid.Add(6*time.Hour), any(), modelLong, 1000000, 200, longName(0), c.longDecode(1)))
 	add(g.special("before-capacity-change", c.CapacityChangeAt.Add(-time.Hour), any(), in, 700000, 200, prefillName(1), 3))
 	add(g.special("at-capacity-change", c.CapacityChangeAt, any(), in, 700000, 200, prefillName(1), 0))
 	add(g.special("at-new-threshold", c.CapacityChangeAt.Add(2*time.Hour), any(), in, c.MidPrefillPool, 200, prefillName(1), 1))
@@ -671,18 +726,19 @@ func (g *generator) specials() []*row {
 	add(g.special("after-fix-too-long", c.FixAt.Add(2*time.Hour), any(), in, 1200000, 400, "", -1))
 	add(g.special("after-fix-huge", c.FixAt.Add(3*time.Hour), any(), in, 900000, 200, prefillName(0), 0))
 
-	// Equal times on dc-1 at G: P ends exactly when trigger T and request Q
-	// start. Releases go before allocations; T's id sorts before Q's in byte
-	// order ('B' < 'a') but not case-insensitively.
+	// Equal times on glm-d1 at G: P ends exactly when trigger T and request
+	// Q start. Releases go before allocations; T's id sorts before Q's in
+	// byte order, so T allocates first.
 	G := c.CapacityChangeAt.Add(-20 * time.Hour)
-	p := g.special("equal-time-release", G.Add(-10*time.Second), text(), modelSmall, 5000, 200, prefillName(2), 1)
+	p := g.special("equal-time-release", G.Add(-10*time.Second), text(), in, 5000, 200, prefillName(2), 1)
 	p.end = ms(G)
 	add(p)
 	t := g.special("equal-time-trigger", G, text(), in, 820000, 200, prefillName(3), 1)
-	q := g.special("equal-time-alloc", G, text(), modelSmall, 3000, 200, prefillName(2), 1)
-	t.id = "req_B" + t.id[len(t.id)-16:]
-	q.id = "req_a" + q.id[len(q.id)-16:]
-	t.own.id, q.own.id = t.id, q.id
+	q := g.special("equal-time-alloc", G, text(), in, 3000, 200, prefillName(2), 1)
+	if t.id > q.id {
+		t.id, q.id = q.id, t.id
+		t.own.id, q.own.id = t.id, q.id
+	}
 	add(t)
 	add(q)
 	sort.SliceStable(s, func(i, j int) bool { return s[i].ts < s[j].ts })
@@ -768,6 +824,9 @@ func (g *generator) onAlloc(r *row) error {
 	}
 	r.sources = nil // the truth is written; keep no owners alive through it
 	g.observeStartup(r)
+	if err := g.real.add(g, r, prompt, resp); err != nil {
+		return err
+	}
 	return g.out.write(g, r, prompt, resp)
 }
 
@@ -851,6 +910,12 @@ func (g *generator) finish() error {
 		return err
 	}
 	g.sum.Files = append(g.sum.Files, tf...)
+	rf, err := g.real.close()
+	if err != nil {
+		return err
+	}
+	g.sum.Files = append(g.sum.Files, rf...)
+	g.sum.Real = g.real.sum
 	var b strings.Builder
 	b.WriteString("name,request_id,trigger\n")
 	for _, r := range g.edges {

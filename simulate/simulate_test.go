@@ -416,14 +416,14 @@ func TestIncidentFile(t *testing.T) {
 		inst, role, at string
 		want           int64
 	}{
-		{"pf-0", "prefill", "2026-09-01T00:00:00Z", 681280},
-		{"pf-1", "prefill", "2026-09-03T11:59:59Z", 681280},
-		{"pf-1", "prefill", "2026-09-03T12:00:00Z", 720896},
-		{"pf-3", "prefill", "2026-09-09T19:40:00Z", 2040000},
-		{"px-0", "prefill", "2026-09-01T00:00:00Z", longPrefillPool},
-		{"dc-2", "decode", "2026-09-05T00:00:00Z", 4000000},
-		{"dc-1", "decode", "2026-09-10T00:00:00Z", 3200000},
-		{"dx-1", "decode", "2026-08-26T00:00:00Z", longDecodePool},
+		{"glm-p0", "prefill", "2026-09-01T00:00:00Z", 681280},
+		{"glm-p1", "prefill", "2026-09-03T11:59:59Z", 681280},
+		{"glm-p1", "prefill", "2026-09-03T12:00:00Z", 720896},
+		{"glm-p3", "prefill", "2026-09-09T19:40:00Z", 2040000},
+		{"kimi-p0.gpu.nimbus.internal", "prefill", "2026-09-01T00:00:00Z", longPrefillPool},
+		{"glm-d2", "decode", "2026-09-05T00:00:00Z", 4000000},
+		{"glm-d1", "decode", "2026-09-10T00:00:00Z", 3200000},
+		{"kimi-d1.gpu.nimbus.internal", "decode", "2026-08-26T00:00:00Z", longDecodePool},
 	}
 	for _, tt := range tests {
 		if got := inc.Capacity.PoolAt(tt.inst, tt.role, at(tt.at)); got != tt.want {

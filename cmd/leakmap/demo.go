@@ -17,7 +17,7 @@ type demoOptions struct {
 
 func (o *demoOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.out, "out", "leakmap-demo", "output folder")
-	f.Int64Var(&o.seed, "seed", simulate.DefaultConfig().Seed, "simulation seed")
+	f.Int64Var(&o.seed, "seed", simulate.DemoConfig().Seed, "simulation seed")
 }
 
 func newDemoCmd(g *globalOptions) *cobra.Command {
@@ -42,7 +42,7 @@ look. The demo is deterministic for a given --seed.`,
 
 func runDemo(ctx context.Context, g *globalOptions, opts demoOptions) error {
 	simDir := filepath.Join(opts.out, "simulated")
-	cfg := simulate.DefaultConfig()
+	cfg := simulate.DemoConfig()
 	cfg.Seed = opts.seed
 	sim, err := simulate.Generate(ctx, g.logger, simDir, cfg)
 	if err != nil {

@@ -37,13 +37,21 @@ func newSimulateCmd(g *globalOptions) *cobra.Command {
 		Long: `Simulate an incident on a prefill/decode-disaggregated cluster and write into DIR:
   logs/          rotated request logs (gzip JSON Lines, one CSV part, one empty part)
   incident.yaml  the incident file (with as_of, so outputs are deterministic)
-  capacity.csv   the capacity timeline it refers to
+  real/          the same calls in the logs a provider keeps: the LiteLLM proxy's
+                 spend logs (daily psql CSV exports) and each SGLang host's prefill
+                 and decode JSON request logs (hourly parts, some gzipped)
+  incident-real.yaml  the same incident, with sources: naming real/
+  capacity.csv   the capacity timeline they refer to
   tenants.csv    the tenant directory (one affected tenant missing, one invalid email)
-  truth/         the ground truth: affected_requests.csv, exposures.csv, unknown_slots.csv
+  truth/         the ground truth: affected_requests.csv, exposures.csv, unknown_slots.csv,
+                 and for real/ each call's records (real_calls.csv) and the noise planted
+                 there (real_noise.csv)
 
 The truth replays the decode pools exactly as the incident file's allocator
 says, on the clean rows, before the noise (duplicates, truncated lines,
-missing decode instances, mixed time offsets) is added. The same flags give
+missing decode instances, mixed time offsets; in real/ also lost prefill or
+decode records, overlapping exports, a torn last line, repeated bootstrap
+rooms) is added. Request ids are the gateway's in both. The same flags give
 byte-identical files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,8 +73,8 @@ func runSimulate(ctx context.Context, g *globalOptions, opts simulateOptions) er
 		sum.Requests, sum.Lines, opts.cfg.Allocator, opts.cfg.Noise, opts.out)
 	fmt.Fprintf(w, "  triggers %d, exposures %d (%d cross-tenant, %d with leaked text), recipients %d, source tenants %d, replay warnings %d\n",
 		sum.Triggers, sum.TruthExposures, sum.CrossTenant, sum.ConfirmedTruth, sum.Recipients, sum.Sources, sum.ReplayWarnings)
-	fmt.Fprintf(w, "  logs:      %s\n  incident:  %s\n  tenants:   %s\n  truth:     %s\n",
-		sum.Logs, sum.Incident, sum.Tenants, filepath.Join(opts.out, "truth"))
+	fmt.Fprintf(w, "  logs:      %s\n  incident:  %s\n  real logs: %s (incident %s)\n  tenants:   %s\n  truth:     %s\n",
+		sum.Logs, sum.Incident, sum.Real.Dir, sum.Real.Incident, sum.Tenants, filepath.Join(opts.out, "truth"))
 	fmt.Fprintf(w, "next: leakmap run --incident %s --tenants %s --out OUT %s\n", sum.Incident, sum.Tenants, sum.Logs)
 	return nil
 }
