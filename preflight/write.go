@@ -84,7 +84,11 @@ func (r *Result) WriteTable(out io.Writer) error {
 		}
 		switch {
 		case s.Finding():
-			check = fmt.Sprintf("POOL BELOW CONTEXT (%s tokens short), %d inputs refused", thousands(s.Context-s.Pool), s.Cut)
+			inputs := "inputs"
+			if s.Cut == 1 {
+				inputs = "input"
+			}
+			check = fmt.Sprintf("POOL BELOW CONTEXT (%s tokens short), %d %s refused", thousands(s.Context-s.Pool), s.Cut, inputs)
 		case s.Context == 0:
 			check = "context not stated: not checked"
 		}
