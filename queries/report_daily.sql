@@ -9,7 +9,7 @@ WITH bounds AS (
     FROM bounds, generate_series(date_trunc('day', lo), date_trunc('day', hi), INTERVAL 1 DAY) g(d)
 ), aff AS (
     SELECT CAST(ts AS DATE) AS day, count(*) AS affected_requests,
-           count(DISTINCT tenant_id) AS recipient_tenants
+           count(DISTINCT tenant_id) FILTER (WHERE tenant_id <> '') AS recipient_tenants -- '' is no tenant (unattributed)
     FROM affected_requests GROUP BY ALL
 ), expo AS (
     SELECT CAST(trigger_ts AS DATE) AS day, count(*) AS cross_exposures

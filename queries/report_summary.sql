@@ -50,5 +50,14 @@ WITH ingest AS (
 )
 SELECT (SELECT count(*) FROM requests) AS requests,
        ingest.*, affected.*, expo.*, ten.*, drafted.*, sent.*, reg_sent.*,
-       (SELECT count(*) FROM analysis_runs) AS analysis_runs
+       (SELECT count(*) FROM analysis_runs) AS analysis_runs,
+       -- the real-layout join: requests it made, those no gateway record
+       -- claims (tenant_id '': counted apart, never notified), and the
+       -- two trigger tests
+       (SELECT count(*) FROM joined_requests) AS joined_requests,
+       (SELECT count(*) FROM requests WHERE tenant_id = '') AS unattributed_requests,
+       (SELECT count(*) FROM affected_requests WHERE tenant_id = '') AS unattributed_affected,
+       (SELECT count(DISTINCT source_row_id) FROM exposures WHERE source_tenant_id = '') AS unattributed_sources,
+       (SELECT count(*) FROM trigger_checks WHERE in_scope AND cut_at_prefill) AS affected_cut,
+       (SELECT count(*) FROM trigger_checks WHERE disagreement IS NOT NULL) AS trigger_disagreements
 FROM ingest, affected, expo, ten, drafted, sent, reg_sent;

@@ -2,10 +2,10 @@
 WITH tiers(tier, tier_rank) AS (VALUES ('confirmed', 1), ('probable', 2), ('possible', 3)),
 cross_src AS (
     SELECT source_tenant_id, min(tier_rank) AS tier_rank
-    FROM exposures WHERE NOT self_exposure GROUP BY source_tenant_id
+    FROM exposures WHERE NOT self_exposure AND source_tenant_id <> '' GROUP BY source_tenant_id -- '' is no tenant (unattributed)
 ), recip AS (
     SELECT recipient_tenant_id, min(tier_rank) AS tier_rank
-    FROM exposures WHERE NOT self_exposure GROUP BY recipient_tenant_id
+    FROM exposures WHERE NOT self_exposure AND recipient_tenant_id <> '' GROUP BY recipient_tenant_id
 )
 SELECT t.tier,
        (SELECT count(*) FROM exposures e WHERE e.tier_rank = t.tier_rank) AS exposures,

@@ -43,6 +43,9 @@ type Summary struct {
 	NoticesFailed       int64
 	RegulatorSentAt     *time.Time
 	AnalysisRuns        int64
+	// The real-layout join (zero on a canonical case).
+	JoinedRequests, UnattributedRequests, UnattributedAffected, UnattributedSources int64
+	AffectedCut, TriggerDisagreements                                               int64
 }
 
 // TierRow is one row of queries/report_tiers.sql.
@@ -131,7 +134,9 @@ func loadCase(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time
 		&s.Exposures, &s.CrossExposures, &s.SelfExposures, &s.SourceRequests,
 		&s.TenantsListed, &s.RecipientTenants, &s.SourceTenants, &s.BothTenants,
 		&s.NoticesDrafted, &s.TenantNotices, &s.RegulatorNotices, &s.NoticesReady, &s.NoticesBlocked, &s.NoticesCannotNotify,
-		&s.NoticesSent, &s.NoticesFailed, &regSent, &s.AnalysisRuns)
+		&s.NoticesSent, &s.NoticesFailed, &regSent, &s.AnalysisRuns,
+		&s.JoinedRequests, &s.UnattributedRequests, &s.UnattributedAffected, &s.UnattributedSources,
+		&s.AffectedCut, &s.TriggerDisagreements)
 	if err != nil {
 		return nil, fmt.Errorf("report summary: %w", err)
 	}

@@ -34,7 +34,7 @@ func page() (*template.Template, error) {
 // Row caps of the page's tables: the page is for reading at a glance, the
 // workbook and the exports hold every row.
 var htmlRowCap = map[string]int{
-	"Tenants": 500, "Exposures": 300, "Affected requests": 500, "Ingest": 500, "Rejected rows": 200,
+	"Tenants": 500, "Exposures": 300, "Affected requests": 500, "Ingest": 500, "Join": 200, "Rejected rows": 200,
 }
 
 type htmlTable struct {

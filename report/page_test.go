@@ -194,7 +194,7 @@ func TestPage(t *testing.T) {
 			tables[name] = append(tables[name], row)
 		})
 	})
-	for name, q := range map[string]string{"Tenants": "out_tenants", "Affected requests": "out_affected_requests", "Rejected rows": "report_rejected"} {
+	for name, q := range map[string]string{"Tenants": "out_tenants", "Affected requests": "out_affected_requests", "Join": "report_join", "Rejected rows": "report_rejected"} {
 		if got, want := tables[name], dbRows(t, db, query(q)); !reflect.DeepEqual(got, want) {
 			t.Errorf("page table %s = %v, want %v", name, got, want)
 		}

@@ -69,6 +69,9 @@ func ledgerTables() []table {
 				{"compression", kText, 11}, {"preset", kText, 11}, {"size_bytes", kInt, 14}, {"sha256", kText, 66},
 				{"rows_read", kInt, 12}, {"rows_loaded", kInt, 12}, {"rows_rejected", kInt, 13}, {"rows_duplicate", kInt, 14},
 				{"name_reused", kBool, 12}}},
+		{sheet: "Join", sql: query("report_join"),
+			cols: []column{{"source", kText, 14}, {"layout", kText, 20}, {"role", kText, 9}, {"outcome", kText, 11},
+				{"reason", kText, 60}, {"records", kInt, 12}}},
 		{sheet: "Rejected rows", sql: query("report_rejected"),
 			cols: []column{{"file_id", kID, 8}, {"path", kText, 40}, {"line", kID, 10}, {"reason", kText, 60}}},
 	}
@@ -164,6 +167,12 @@ func summaryItems(d *caseData) []SumItem {
 		add("Findings", "Cross-tenant exposures, tier "+t.Tier, t.CrossExposures)
 	}
 	add("Findings", "Affected requests without a decode instance", s.AffectedNoDecode)
+	if s.JoinedRequests > 0 {
+		add("Findings", "Affected requests whose prefill record cut the prompt", s.AffectedCut)
+		add("Findings", "Calls where the capacity test and the cut disagree (trigger_disagreements.csv)", s.TriggerDisagreements)
+		add("Findings", "Unattributed affected requests (no gateway record names the tenant; never notified)", s.UnattributedAffected)
+		add("Findings", "Unattributed source requests (owner unknown)", s.UnattributedSources)
+	}
 	add("Findings", "KV slots of unknown owner read by triggers", s.UnknownSlots)
 	if s.FirstTrigger != nil {
 		add("Findings", "First affected request (UTC)", *s.FirstTrigger)
@@ -176,6 +185,10 @@ func summaryItems(d *caseData) []SumItem {
 	add("Evidence", "Rows rejected (file, line, reason kept)", s.RowsRejected)
 	add("Evidence", "Duplicate rows", s.RowsDuplicate)
 	add("Evidence", "Requests in the case", s.Requests)
+	if s.JoinedRequests > 0 {
+		add("Evidence", "Requests joined from gateway and engine records (Join sheet)", s.JoinedRequests)
+		add("Evidence", "Unattributed requests (engine records no gateway record claims)", s.UnattributedRequests)
+	}
 	add("Notices", "Notices drafted", s.NoticesDrafted)
 	add("Notices", "Tenant notices drafted", s.TenantNotices)
 	add("Notices", "Notices ready to send", s.NoticesReady)

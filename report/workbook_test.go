@@ -149,7 +149,7 @@ func TestWorkbook(t *testing.T) {
 	}
 	defer f.Close()
 
-	wantSheets := []string{"Summary", "Regulator", "Timeline", "Per day", "Tenants", "Exposures", "Affected requests", "Ingest", "Rejected rows"}
+	wantSheets := []string{"Summary", "Regulator", "Timeline", "Per day", "Tenants", "Exposures", "Affected requests", "Ingest", "Join", "Rejected rows"}
 	if got := f.GetSheetList(); !reflect.DeepEqual(got, wantSheets) {
 		t.Fatalf("sheets = %v, want %v", got, wantSheets)
 	}
@@ -175,7 +175,7 @@ func TestWorkbook(t *testing.T) {
 	// The evidence and ledger sheets hold exactly the rows of their queries,
 	// which for the evidence tables are the CSV outputs' queries.
 	csvQuery := map[string]string{"Tenants": "out_tenants", "Exposures": "out_exposures", "Affected requests": "out_affected_requests",
-		"Ingest": "report_ingest", "Rejected rows": "report_rejected"}
+		"Ingest": "report_ingest", "Join": "report_join", "Rejected rows": "report_rejected"}
 	for _, tb := range append(evidenceTables(), ledgerTables()...) {
 		t.Run(tb.sheet, func(t *testing.T) {
 			rows, _ := f.GetRows(tb.sheet)

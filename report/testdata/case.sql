@@ -92,3 +92,9 @@ INSERT INTO send_ledger (notice_id, recipient, message_id, status, attempts, ser
   ('WAI-TEST-0901/tenant/t-01', 'sec@t01.example', '<n1@leakmap>', 'accepted', 2, '250 ok', TIMESTAMPTZ '2026-09-10T08:55:00Z'),
   ('WAI-TEST-0901/tenant/t-02', 'dpo@t02.example', '<n2@leakmap>', 'accepted', 1, '250 ok', TIMESTAMPTZ '2026-09-10T08:51:00Z'),
   ('WAI-TEST-0901/regulator', 'breach@cnil.example', '<n0@leakmap>', 'accepted', 1, '250 ok', TIMESTAMPTZ '2026-09-10T08:49:00Z');
+
+-- The join's counts, as a case loaded from real-layout logs has them.
+INSERT INTO join_report VALUES
+  ('sources[0]', 'litellm-spendlogs', 'gateway', 'matched', 'by shared id', 370),
+  ('sources[0]', 'litellm-spendlogs', 'gateway', 'unmatched', 'no engine record', 12),
+  ('sources[2]', 'sglang', 'decode', 'ambiguous', 'bootstrap_room repeated within 30s', 2);
