@@ -50,6 +50,8 @@ type Incident struct {
 	Provider      Provider
 	Notices       Notices
 	Join          Join
+	// Sources are the case's logs (sources:), loaded when no LOG argument is given.
+	Sources []Source
 
 	// Path is the incident file itself; Dir the folder relative paths resolve against.
 	Path string
@@ -157,6 +159,7 @@ type rawFile struct {
 		RoomTolerance    string `yaml:"room_tolerance"`
 		GatewayTolerance string `yaml:"gateway_tolerance"`
 	} `yaml:"join"`
+	Sources []rawSource `yaml:"sources"`
 }
 
 // Load reads, validates and resolves an incident file and its capacity
@@ -318,6 +321,7 @@ func Parse(data []byte, dir string) (*Incident, error) {
 		DelayReasons:     strings.TrimSpace(raw.Notices.DelayReasons),
 	}
 	checkRanges(inc, bad)
+	inc.Sources = parseSources(raw.Sources, dir, bad)
 
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/ingest"
 	"github.com/spf13/cobra"
@@ -12,19 +13,21 @@ import (
 )
 
 type ingestCmdOptions struct {
-	db     string
-	ingest ingest.Options
+	db       string
+	incident string
+	ingest   ingest.Options
 }
 
 func (o *ingestCmdOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.db, "db", "", "case database (created if missing)")
+	f.StringVar(&o.incident, "incident", "", "incident file: with no LOG argument, load its sources: (and take its join: tolerances)")
 	addIngestFlags(f, &o.ingest)
 }
 
 func newIngestCmd(g *globalOptions) *cobra.Command {
 	var opts ingestCmdOptions
 	cmd := &cobra.Command{
-		Use:   "ingest --db CASE.duckdb [--format F] [--preset LAYOUT | --mapping FILE] [--role R] [--model M] [--timezone Z] [--tenant-field PATH | --tenant T] LOG...",
+		Use:   "ingest --db CASE.duckdb (--incident FILE | [--format F] [--preset LAYOUT | --mapping FILE] [--role R] [--model M] [--timezone Z] [--tenant-field PATH | --tenant T] LOG...)",
 		Short: "Load request logs into a case database, losing nothing",
 		Long: `Load request logs (files, folders, globs; JSON Lines, CSV or Parquet; gzip or
 zstd compressed) into the case database. Each file loads all or nothing
@@ -42,8 +45,10 @@ otlp-genai (OpenTelemetry GenAI spans; --role). engine and gateway are the
 old names of sglang and cloudflare-aigw. Records of every layout but
 canonical are kept in source_records, one per call and host, with their
 file and line, and joined into requests. --mapping FILE reads any other
-layout, or overrides a named one (extends: LAYOUT): see docs/layouts.md.`,
-		Args: cobra.MinimumNArgs(1),
+layout, or overrides a named one (extends: LAYOUT): see docs/layouts.md.
+
+With --incident FILE and no LOG argument, the incident file's sources:
+are loaded, each with its own layout and keys.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runIngest(cmd.Context(), g, opts, args)
 		},
@@ -56,12 +61,24 @@ layout, or overrides a named one (extends: LAYOUT): see docs/layouts.md.`,
 
 func runIngest(ctx context.Context, g *globalOptions, opts ingestCmdOptions, logs []string) error {
 	opts.ingest.Progress = progressWriter(g)
+	var inc *incident.Incident
+	if opts.incident != "" {
+		var err error
+		if inc, err = incident.Load(opts.incident); err != nil {
+			return err
+		}
+		joinFromIncident(&opts.ingest.Join, inc)
+	}
+	sources, err := chooseSources(g, inc, logs, opts.ingest, false)
+	if err != nil {
+		return err
+	}
 	db, err := g.openCase(ctx, opts.db)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	res, err := ingest.Run(ctx, db, g.logger, logs, opts.ingest)
+	res, err := ingest.RunSources(ctx, db, g.logger, sources, opts.ingest)
 	if res != nil {
 		printIngest(g.stdout, res)
 	}
@@ -97,6 +114,40 @@ func printIngest(w io.Writer, res *ingest.Result) {
 	if res.Join != nil {
 		fmt.Fprintln(w, res.Join.Summary())
 	}
+}
+
+// chooseSources picks what to load: LOG arguments (one source, "cli", with
+// the flags' layout and keys), else the incident file's sources. LOG
+// arguments replace the sources; with say, the command says so on stderr.
+func chooseSources(g *globalOptions, inc *incident.Incident, logs []string, o ingest.Options, say bool) ([]ingest.Source, error) {
+	if len(logs) > 0 {
+		if o.MappingFile != "" && o.Preset != "" && o.Preset != "canonical" {
+			return nil, errs.Usage("--preset and --mapping are exclusive")
+		}
+		if say && inc != nil && len(inc.Sources) > 0 {
+			fmt.Fprintf(g.stderr, "leakmap: LOG arguments given: the incident file's %d sources are not loaded\n", len(inc.Sources))
+		}
+		return []ingest.Source{{Paths: logs, Layout: o.Preset, Mapping: o.MappingFile, Keys: ingest.SourceKeys{
+			Role: o.Role, Model: o.Model, Timezone: o.Timezone, TenantField: o.TenantField, Tenant: o.Tenant, Label: "cli"}}}, nil
+	}
+	if inc == nil {
+		return nil, errs.Usage("no log files given: give LOG... or --incident FILE with sources:")
+	}
+	if len(inc.Sources) == 0 {
+		return nil, errs.Usage("no log files given, and %s lists no sources: give LOG... or add sources: to the incident file", inc.Path)
+	}
+	for name, v := range map[string]string{"--preset": o.Preset, "--mapping": o.MappingFile, "--role": o.Role, "--model": o.Model,
+		"--timezone": o.Timezone, "--tenant-field": o.TenantField, "--tenant": o.Tenant} {
+		if v != "" {
+			return nil, errs.Usage("%s applies to LOG arguments; the incident file's sources give their own keys", name)
+		}
+	}
+	out := make([]ingest.Source, len(inc.Sources))
+	for i, s := range inc.Sources {
+		out[i] = ingest.Source{Paths: s.Paths, Layout: s.Layout, Mapping: s.Mapping, Keys: ingest.SourceKeys{
+			Role: s.Role, Model: s.Model, Timezone: s.Timezone, TenantField: s.TenantField, Tenant: s.Tenant, Label: s.Label}}
+	}
+	return out, nil
 }
 
 // joinFromIncident fills the tolerances no flag gave from the incident file.

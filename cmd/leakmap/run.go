@@ -40,14 +40,15 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 func newRunCmd(g *globalOptions) *cobra.Command {
 	var opts runOptions
 	cmd := &cobra.Command{
-		Use:   "run --incident FILE --tenants FILE --out DIR LOG...",
+		Use:   "run --incident FILE --tenants FILE --out DIR [LOG...]",
 		Short: "Ingest, analyse, report and draft every notice, into one folder",
 		Long: `Run every step on a case: ingest LOG... (files, folders, globs) into
 DIR/case.duckdb, analyse it for the incident (affected_requests.csv,
 exposures.csv, tenants.csv), write report.xlsx and report.html, and draft
 every notice into DIR/outbox, each checked for isolation. Nothing is sent:
-use 'leakmap notify send' for that.`,
-		Args: cobra.MinimumNArgs(1),
+use 'leakmap notify send' for that. With no LOG argument, the incident
+file's sources: are loaded; LOG arguments replace them (read with --preset
+or --mapping and the source-key flags).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := runRun(cmd.Context(), g, opts, args)
 			return err
@@ -76,6 +77,10 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	if err := replaceTimeline(inc, opts.timeline); err != nil {
 		return nil, err
 	}
+	sources, err := chooseSources(g, inc, logs, opts.ingest, true)
+	if err != nil {
+		return nil, err
+	}
 	dir, err := notify.LoadDirectory(opts.tenants)
 	if err != nil {
 		return nil, err
@@ -96,8 +101,9 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	s := &runSummary{out: opts.out}
 	opts.ingest.Progress = progressWriter(g)
 	joinFromIncident(&opts.ingest.Join, inc)
+
 	fmt.Fprintf(g.stdout, "case %s (incident %s, as of %s)\n", filepath.Join(opts.out, "case.duckdb"), inc.ID, incident.FormatTime(asOf))
-	if s.ingest, err = ingest.Run(ctx, db, g.logger, logs, opts.ingest); err != nil {
+	if s.ingest, err = ingest.RunSources(ctx, db, g.logger, sources, opts.ingest); err != nil {
 		return nil, err
 	}
 	printIngest(g.stdout, s.ingest)
