@@ -102,17 +102,58 @@ type Provider struct {
 	EmailName, DPOName string
 }
 
-// Notices holds optional wording for the notices; empty fields mean "use the
-// defaults written for this class of bug".
+// Notices holds the notices' settings: language-neutral keys, and custom
+// wording per language (notices.en, notices.fr; wording keys found directly
+// under notices count as English). A language without wording uses
+// leakmap's own words for it.
 type Notices struct {
-	DataCategories   []string
-	Consequences     string
-	MeasuresTaken    []string
-	MeasuresPlanned  []string
 	DeletionDeadline *time.Time
+	Wording          map[string]Wording // by language; only languages given
+}
+
+// Wording is one language's custom wording; empty fields are not given.
+type Wording struct {
+	DataCategories  []string
+	Consequences    string
+	MeasuresTaken   []string
+	MeasuresPlanned []string
 	// DelayReasons are the reasons a regulator notification made after the
 	// 72-hour deadline must give (GDPR Art. 33(1)).
 	DelayReasons string
+}
+
+// WordingKeys are the incident file's names of the wording fields, in order.
+var WordingKeys = []string{"data_categories", "consequences", "measures_taken", "measures_planned", "delay_reasons"}
+
+// Keys lists the wording keys w sets, in WordingKeys order.
+func (w Wording) Keys() []string {
+	set := []bool{len(w.DataCategories) > 0, w.Consequences != "", len(w.MeasuresTaken) > 0, len(w.MeasuresPlanned) > 0, w.DelayReasons != ""}
+	var out []string
+	for i, k := range WordingKeys {
+		if set[i] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// NoticeLanguages are the languages custom wording may be given in.
+var NoticeLanguages = []string{"en", "fr"}
+
+type rawWording struct {
+	DataCategories  []string `yaml:"data_categories"`
+	Consequences    string   `yaml:"consequences"`
+	MeasuresTaken   []string `yaml:"measures_taken"`
+	MeasuresPlanned []string `yaml:"measures_planned"`
+	DelayReasons    string   `yaml:"delay_reasons"`
+}
+
+func (r *rawWording) wording() Wording {
+	if r == nil {
+		return Wording{}
+	}
+	return Wording{DataCategories: r.DataCategories, Consequences: strings.TrimSpace(r.Consequences),
+		MeasuresTaken: r.MeasuresTaken, MeasuresPlanned: r.MeasuresPlanned, DelayReasons: strings.TrimSpace(r.DelayReasons)}
 }
 
 type rawFile struct {
@@ -148,12 +189,15 @@ type rawFile struct {
 		Country  string `yaml:"country"`
 	} `yaml:"provider"`
 	Notices struct {
-		DataCategories   []string `yaml:"data_categories"`
-		Consequences     string   `yaml:"consequences"`
-		MeasuresTaken    []string `yaml:"measures_taken"`
-		MeasuresPlanned  []string `yaml:"measures_planned"`
-		DeletionDeadline string   `yaml:"deletion_deadline"`
-		DelayReasons     string   `yaml:"delay_reasons"`
+		// Wording keys directly under notices: English.
+		DataCategories   []string    `yaml:"data_categories"`
+		Consequences     string      `yaml:"consequences"`
+		MeasuresTaken    []string    `yaml:"measures_taken"`
+		MeasuresPlanned  []string    `yaml:"measures_planned"`
+		DelayReasons     string      `yaml:"delay_reasons"`
+		DeletionDeadline string      `yaml:"deletion_deadline"`
+		En               *rawWording `yaml:"en"`
+		Fr               *rawWording `yaml:"fr"`
 	} `yaml:"notices"`
 	Join struct {
 		RoomTolerance    string `yaml:"room_tolerance"`
@@ -313,12 +357,22 @@ func Parse(data []byte, dir string) (*Incident, error) {
 	inc.Provider = Provider{Name: raw.Provider.Name, Email: raw.Provider.Email, DPOEmail: raw.Provider.DPOEmail, Country: raw.Provider.Country}
 	parseProvider(&inc.Provider, bad)
 	inc.Notices = Notices{
-		DataCategories:   raw.Notices.DataCategories,
-		Consequences:     raw.Notices.Consequences,
-		MeasuresTaken:    raw.Notices.MeasuresTaken,
-		MeasuresPlanned:  raw.Notices.MeasuresPlanned,
 		DeletionDeadline: optTime("notices.deletion_deadline", raw.Notices.DeletionDeadline),
-		DelayReasons:     strings.TrimSpace(raw.Notices.DelayReasons),
+		Wording:          map[string]Wording{},
+	}
+	n := raw.Notices
+	top := (&rawWording{n.DataCategories, n.Consequences, n.MeasuresTaken, n.MeasuresPlanned, n.DelayReasons}).wording()
+	for lang, r := range map[string]*rawWording{"en": raw.Notices.En, "fr": raw.Notices.Fr} {
+		if w := r.wording(); len(w.Keys()) > 0 {
+			inc.Notices.Wording[lang] = w
+		}
+	}
+	if len(top.Keys()) > 0 {
+		if _, both := inc.Notices.Wording["en"]; both {
+			bad("notices: wording keys (%s) directly under notices count as English, and notices.en is given too: put them under notices.en", strings.Join(top.Keys(), ", "))
+		} else {
+			inc.Notices.Wording["en"] = top
+		}
 	}
 	checkRanges(inc, bad)
 	inc.Sources = parseSources(raw.Sources, dir, bad)

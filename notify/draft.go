@@ -12,6 +12,7 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/internal/sheetcsv"
+	"github.com/leakmap/leakmap/internal/catalog"
+	"github.com/leakmap/leakmap/internal/filing"
 	"github.com/leakmap/leakmap/queries"
 )
 
@@ -54,6 +57,10 @@ type DraftResult struct {
 	Outbox                                string
 	Notices                               []IndexRow
 	Check                                 *CheckResult
+	// Tenant counts the tenant notices alone, as the regulator notice and
+	// the Regulator sheet state them; Regulator is the regulator notice.
+	Tenant    filing.Notices
+	Regulator IndexRow
 }
 
 // caseTenant is one tenant of the analysis with its notice roles.
@@ -66,7 +73,8 @@ type caseTenant struct {
 }
 
 type requestRow struct {
-	Role, RequestID, TS, Tier string
+	Role, RequestID, TS, Tier string // Tier: the strongest cross-tenant tier, or unknown | none
+	Own                       bool   // an affected request whose memory also held the tenant's own requests
 }
 
 // Draft writes one .eml per notice into outbox (every tenant of the tenants
@@ -94,10 +102,10 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	}
 	from.Name = inc.Provider.Name
 	domain := from.Address[strings.LastIndex(from.Address, "@")+1:]
-	contact := inc.Provider.DPOEmail
-	if contact == "" {
-		contact = inc.Provider.Email
-	}
+	// The notices name one contact, and replies go there (Reply-To): the
+	// DPO, else the provider's security contact.
+	replyTo := inc.Provider.Contact()
+	contact, contactIsDPO := replyTo.Address, inc.Provider.DPOEmail != ""
 	if err := prepareOutbox(outbox); err != nil {
 		return nil, err
 	}
@@ -115,11 +123,27 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, err
 	}
 
-	res := &DraftResult{Outbox: outbox}
-	wordings := map[string]wording{}
-	for _, lang := range languages {
-		wordings[lang] = applyWording(defaultWording(lang, inc), inc.Notices)
+	regLang := "en"
+	if strings.EqualFold(inc.Provider.Country, "FR") {
+		regLang = "fr"
 	}
+	// Which language each notice is in, before anything is written: custom
+	// wording that leaves one out is refused, never filled from another.
+	need := map[string]int{regLang: 1}
+	for _, t := range tenants {
+		need[tenantLanguage(dir, t.ID)]++
+	}
+	if err := checkWording(inc, need, regLang); err != nil {
+		return nil, err
+	}
+	wordings := map[string]filing.Wording{}
+	for _, lang := range languages {
+		if wordings[lang], err = filing.WordingFor(lang, inc); err != nil {
+			return nil, err
+		}
+	}
+
+	res := &DraftResult{Outbox: outbox}
 	deletion := asOf.Add(14 * 24 * time.Hour)
 	if inc.Notices.DeletionDeadline != nil {
 		deletion = *inc.Notices.DeletionDeadline
@@ -131,24 +155,21 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 			return nil, err
 		}
 		row := IndexRow{Kind: "tenant", TenantID: t.ID, NoticeID: inc.ID + "/tenant/" + t.ID,
-			File: tenantFile(t.ID), MessageID: "<" + messageID(inc.ID, t.ID, domain) + ">", Language: "en", Status: StatusReady}
+			File: tenantFile(t.ID), MessageID: "<" + messageID(inc.ID, t.ID, domain) + ">", Language: tenantLanguage(dir, t.ID), Status: StatusReady}
 		view := tenantView{
-			IncidentID: inc.ID, Title: inc.Title, ProviderName: inc.Provider.Name, Contact: contact,
-			WindowStart: incident.Format(inc.WindowStart), WindowEnd: incident.Format(inc.WindowEnd),
-			DiscoveredAt: fmtOpt(inc.DiscoveredAt), ContainedAt: fmtOpt(inc.ContainedAt),
-			AsOf: incident.Format(asOf), DeletionDeadline: incident.Format(deletion),
+			IncidentID: inc.ID, ProviderName: inc.Provider.Name, Contact: contact, ContactIsDPO: contactIsDPO,
+			WindowStart: inc.WindowStart, WindowEnd: inc.WindowEnd,
+			DiscoveredAt: inc.DiscoveredAt, ContainedAt: inc.ContainedAt,
+			AsOf: asOf, DeletionDeadline: deletion,
 			Source: t.Source, Recipient: t.Recipient, SelfOnly: !t.Source && !t.Recipient,
-			ExposedRequests: t.Exposed, AffectedRequests: t.Affected,
-			SourceTier: t.SourceTier, RecipientTier: t.RecipientTier,
-			FirstTS: t.FirstTS, LastTS: t.LastTS, Attachment: attachName,
+			Attachment: attachName,
 		}
 		row.Roles = rolesOf(t)
 		var to []mail.Address
 		if e := dir.Lookup(t.ID); e == nil {
 			row.Status, row.Reason = StatusCannotNotify, "not in the tenant directory"
 		} else {
-			row.Language = e.Language
-			view.Greeting = e.Name
+			view.Greeting = filing.OneLine(e.Name)
 			if e.Problem != "" {
 				row.Status, row.Reason = StatusCannotNotify, e.Problem
 			}
@@ -160,16 +181,16 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 			}
 			row.Recipients = strings.Join(e.Emails, ";")
 		}
-		view.Lang = row.Language
+		cat := catalog.Get(row.Language)
 		w := wordings[row.Language]
 		view.DataCategories, view.Consequences, view.MeasuresTaken, view.MeasuresPlanned = w.DataCategories, w.Consequences, w.MeasuresTaken, w.MeasuresPlanned
-		csvData, n := attachmentCSV(rows[t.ID])
-		view.AttachmentRows = n
+		describeRequests(cat, &view, rows[t.ID], inc.WindowStart)
+		csvData := attachmentCSV(cat, rows[t.ID])
 		r, err := render("tenant", row.Language, view)
 		if err != nil {
 			return nil, err
 		}
-		eml := buildEML(emlSpec{From: *from, To: to, Subject: r.Subject, MessageID: row.MessageID, Date: asOf,
+		eml := buildEML(emlSpec{From: *from, To: to, ReplyTo: &replyTo, Subject: r.Subject, MessageID: row.MessageID, Date: asOf,
 			Lang: row.Language, Text: r.Text, HTML: r.HTML,
 			Attachment: &attachment{Name: attachName, ContentType: "text/csv; charset=utf-8", Data: csvData}})
 		if err := writeNotice(outbox, &row, eml); err != nil {
@@ -180,45 +201,38 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		res.Notices = append(res.Notices, row)
 	}
 
-	reg, err := draftRegulator(ctx, db, inc, asOf, from, domain, contact, wordings)
+	// The tenant notices are checked and stored first: the regulator
+	// notice states their counts from the notices table, through the same
+	// queries as the report's Regulator sheet.
+	if _, err := checkAndStore(ctx, db, logger, outbox, man, res.Notices); err != nil {
+		return nil, err
+	}
+	facts, err := filing.Load(ctx, db, inc, asOf)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := draftRegulator(inc, facts, regLang, from, domain, contact, contactIsDPO, wordings[regLang])
 	if err != nil {
 		return nil, err
 	}
 	reg.Reason = "addressed to the provider's contact point, who files it with the supervisory authority"
-	if reg.lateBy != "" && inc.Notices.DelayReasons == "" {
+	if facts.Late && !slices.Contains(wordings[regLang].Custom, "delay_reasons") {
 		logger.Warn("the regulator notice is late and the incident file gives no reasons (notices.delay_reasons): it uses leakmap's default wording",
-			"deadline", reg.deadline, "as_of", incident.Format(asOf))
+			"deadline", incident.Format(*facts.Deadline), "as_of", incident.Format(asOf))
 	}
-	eml := reg.eml
-	if err := writeNotice(outbox, &reg.IndexRow, eml); err != nil {
+	if err := writeNotice(outbox, &reg.IndexRow, reg.eml); err != nil {
 		return nil, err
 	}
 	man.notices[reg.File] = regulatorKey
 	man.files = append(man.files, reg.File)
 	res.Notices = append(res.Notices, reg.IndexRow)
-
-	if err := man.write(filepath.Join(outbox, manifestName)); err != nil {
-		return nil, fmt.Errorf("outbox: %w", err)
-	}
-	// The same check as 'notify check', from the files just written.
-	check, err := Check(outbox)
-	if err != nil {
+	if res.Check, err = checkAndStore(ctx, db, logger, outbox, man, res.Notices); err != nil {
 		return nil, err
 	}
-	res.Check = check
-	failed := map[string]string{}
-	for _, f := range check.Failures {
-		failed[f.File] = f.Reason
-	}
 	for i := range res.Notices {
-		n := &res.Notices[i]
-		if why, bad := failed[n.File]; bad {
-			reason := "isolation check: " + why
-			if n.Status == StatusCannotNotify {
-				reason += "; also cannot notify: " + n.Reason
-			}
-			n.Status, n.Reason = StatusBlocked, reason
-			logger.Warn("notice blocked by the isolation check", "file", n.File, "reason", why)
+		n := res.Notices[i]
+		if n.Kind == "regulator" {
+			res.Regulator = n
 		}
 		res.Drafted++
 		switch n.Status {
@@ -231,15 +245,51 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 			res.Ready++
 		}
 	}
+	res.Tenant = facts.Notices
 	if err := writeIndex(filepath.Join(outbox, IndexName), res.Notices); err != nil {
 		return nil, err
 	}
-	if err := storeNotices(ctx, db, res.Notices); err != nil {
+	logger.Info("notices drafted", "outbox", outbox, "tenant_notices", res.Tenant.Drafted, "ready", res.Tenant.Ready,
+		"blocked", res.Tenant.Blocked, "cannot_notify", res.Tenant.CannotNotify, "regulator", res.Regulator.Status)
+	return res, nil
+}
+
+// checkAndStore writes the manifest of the notices written so far, runs the
+// isolation check on them (the same as 'notify check'), marks a failing
+// notice blocked, and rewrites the notices table.
+func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, man *manifest, notices []IndexRow) (*CheckResult, error) {
+	if err := man.write(filepath.Join(outbox, manifestName)); err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	check, err := Check(outbox)
+	if err != nil {
 		return nil, err
 	}
-	logger.Info("notices drafted", "outbox", outbox, "drafted", res.Drafted, "ready", res.Ready,
-		"blocked", res.Blocked, "cannot_notify", res.CannotNotify)
-	return res, nil
+	failed := map[string]string{}
+	for _, f := range check.Failures {
+		failed[f.File] = f.Reason
+	}
+	for i := range notices {
+		n := &notices[i]
+		if why, bad := failed[n.File]; bad && n.Status != StatusBlocked {
+			reason := "isolation check: " + why
+			if n.Status == StatusCannotNotify {
+				reason += "; also cannot notify: " + n.Reason
+			}
+			n.Status, n.Reason = StatusBlocked, reason
+			logger.Warn("notice blocked by the isolation check", "file", n.File, "reason", why)
+		}
+	}
+	return check, storeNotices(ctx, db, notices)
+}
+
+// tenantLanguage is the language of a tenant's notice: the directory's,
+// else English.
+func tenantLanguage(dir *Directory, id string) string {
+	if e := dir.Lookup(id); e != nil && e.Language != "" {
+		return e.Language
+	}
+	return "en"
 }
 
 func rolesOf(t caseTenant) string {
@@ -257,33 +307,18 @@ func rolesOf(t caseTenant) string {
 
 type regulatorDraft struct {
 	IndexRow
-	eml      []byte
-	deadline string // aware_at + 72h, "" without aware_at
-	lateBy   string // "" when the deadline is met
+	eml []byte
 }
 
-func draftRegulator(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time.Time, from *mail.Address, domain, contact string, wordings map[string]wording) (*regulatorDraft, error) {
-	lang := "en"
-	if strings.EqualFold(inc.Provider.Country, "FR") {
-		lang = "fr"
-	}
-	v, err := regulatorFigures(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	w := wordings[lang]
-	v.IncidentID, v.Title, v.ProviderName, v.ProviderCountry, v.Contact, v.Lang = inc.ID, inc.Title, inc.Provider.Name, inc.Provider.Country, contact, lang
-	v.LaunchedAt, v.WindowStart, v.WindowEnd = fmtOpt(inc.LaunchedAt), incident.Format(inc.WindowStart), incident.Format(inc.WindowEnd)
-	v.DiscoveredAt, v.AwareAt, v.ContainedAt, v.AsOf = fmtOpt(inc.DiscoveredAt), fmtOpt(inc.AwareAt), fmtOpt(inc.ContainedAt), incident.Format(asOf)
-	v.DataCategories, v.Consequences, v.MeasuresTaken, v.MeasuresPlanned = w.DataCategories, w.Consequences, w.MeasuresTaken, w.MeasuresPlanned
-	v.DelayReasons = w.DelayReasons
-	if inc.AwareAt != nil {
-		deadline := inc.AwareAt.Add(72 * time.Hour)
-		v.Deadline = incident.Format(deadline)
-		v.DeadlineMet = !asOf.After(deadline)
-		if !v.DeadlineMet {
-			v.LateBy = fmtDuration(asOf.Sub(deadline))
-		}
+func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *mail.Address, domain, contact string, contactIsDPO bool, w filing.Wording) (*regulatorDraft, error) {
+	v := regulatorView{IncidentID: inc.ID, ProviderName: inc.Provider.Name, ProviderCountry: inc.Provider.Country,
+		Contact: contact, ContactIsDPO: contactIsDPO, F: f,
+		LaunchedAt: inc.LaunchedAt, DiscoveredAt: inc.DiscoveredAt, AwareAt: inc.AwareAt, ContainedAt: inc.ContainedAt,
+		WindowStart: inc.WindowStart, WindowEnd: inc.WindowEnd, AsOf: f.AsOf,
+		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken,
+		MeasuresPlanned: w.MeasuresPlanned, DelayReasons: w.DelayReasons}
+	if f.Late {
+		v.LateBy = catalog.Get(lang).Duration(f.LateBy)
 	}
 	r, err := render("regulator", lang, v)
 	if err != nil {
@@ -291,20 +326,10 @@ func draftRegulator(ctx context.Context, db *sql.DB, inc *incident.Incident, asO
 	}
 	row := IndexRow{File: "regulator.eml", NoticeID: inc.ID + "/regulator", Kind: "regulator", Roles: "regulator",
 		Language: lang, Recipients: contact, Status: StatusReady, MessageID: "<" + messageID(inc.ID, regulatorKey, domain) + ">"}
-	eml := buildEML(emlSpec{From: *from, To: []mail.Address{inc.Provider.Contact()}, Subject: r.Subject, MessageID: row.MessageID,
-		Date: asOf, Lang: lang, Text: r.Text, HTML: r.HTML})
-	return &regulatorDraft{IndexRow: row, eml: eml, deadline: v.Deadline, lateBy: v.LateBy}, nil
-}
-
-func regulatorFigures(ctx context.Context, db *sql.DB) (regulatorView, error) {
-	var v regulatorView
-	err := db.QueryRowContext(ctx, queries.Get("notify_regulator_figures")).Scan(
-		&v.RecipientTenants, &v.SourceTenants, &v.TenantsTotal, &v.AffectedRequests, &v.ExposedRequests,
-		&v.Confirmed, &v.Probable, &v.Possible, &v.SelfExposures, &v.FirstAffected, &v.LastAffected)
-	if err != nil {
-		return v, fmt.Errorf("regulator figures: %w", err)
-	}
-	return v, nil
+	replyTo := inc.Provider.Contact()
+	eml := buildEML(emlSpec{From: *from, To: []mail.Address{replyTo}, ReplyTo: &replyTo, Subject: r.Subject, MessageID: row.MessageID,
+		Date: f.AsOf, Lang: lang, Text: r.Text, HTML: r.HTML})
+	return &regulatorDraft{IndexRow: row, eml: eml}, nil
 }
 
 func loadCaseTenants(ctx context.Context, db *sql.DB) ([]caseTenant, error) {
@@ -337,24 +362,35 @@ func loadRequestRows(ctx context.Context, db *sql.DB) (map[string][]requestRow, 
 	for rows.Next() {
 		var tenant string
 		var r requestRow
-		if err := rows.Scan(&tenant, &r.Role, &r.RequestID, &r.TS, &r.Tier); err != nil {
+		var own sql.NullBool
+		if err := rows.Scan(&tenant, &r.Role, &r.RequestID, &r.TS, &r.Tier, &own); err != nil {
 			return nil, fmt.Errorf("tenant requests: %w", err)
 		}
+		r.Own = own.Bool
 		out[tenant] = append(out[tenant], r)
 	}
 	return out, rows.Err()
 }
 
-// attachmentCSV lists the tenant's own requests: ids, times, role, tier.
-func attachmentCSV(rows []requestRow) ([]byte, int) {
+// attachmentCSV lists the tenant's own requests: ids, times (RFC 3339),
+// role, the strongest cross-tenant tier, and whether its own earlier
+// requests matched too; headers and values in the notice's language.
+func attachmentCSV(c *catalog.Catalog, rows []requestRow) []byte {
 	var b bytes.Buffer
 	w := sheetcsv.NewWriter(&b)
-	w.Write([]string{"request_id", "ts", "role", "tier"})
+	w.Write(attachmentHeader(c))
 	for _, r := range rows {
-		w.Write([]string{r.RequestID, r.TS, r.Role, r.Tier})
+		own := ""
+		if r.Role == "affected" {
+			own = c.MustT("common.no")
+			if r.Own {
+				own = c.MustT("common.yes")
+			}
+		}
+		w.Write([]string{r.RequestID, r.TS, c.MustT("role." + r.Role), c.MustT("tier." + r.Tier), own})
 	}
 	w.Flush()
-	return b.Bytes(), len(rows)
+	return b.Bytes()
 }
 
 // prepareOutbox creates the outbox and removes what an earlier draft left

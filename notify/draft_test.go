@@ -86,7 +86,7 @@ func TestSelfOnlyNoticeHasNoCrossTenantWording(t *testing.T) {
 	}
 	mustContain(t, "self-only notice", parts.text, "vos propres requêtes antérieures")
 	// Its attachment lists its triggers only.
-	mustContain(t, "self-only attachment", parts.attachment, "r-e2,2026-09-02T08:00:05Z,affected,probable")
+	mustContain(t, "self-only attachment", parts.attachment, "r-e2,2026-09-02T08:00:05Z,touchée,aucun,oui")
 	mustNotContain(t, "self-only attachment", parts.attachment, "r-e1")
 }
 
@@ -97,9 +97,9 @@ func TestAttachmentHoldsOwnRequestsOnly(t *testing.T) {
 		want   []string
 		not    []string
 	}{
-		{"t-gamma", []string{"r-g1,2026-09-01T10:00:06Z,affected,confirmed", "r-g2,2026-09-01T11:00:06Z,affected,probable"}, []string{"r-a1", "r-b1", "r-d1", "exposed"}},
-		{"t-delta", []string{"r-d9,2026-09-01T11:00:05Z,affected,confirmed", "r-d1,2026-09-01T11:00:00Z,exposed,probable"}, []string{"r-b1", "r-g2"}},
-		{"t-alpha", []string{"r-a1,2026-09-01T10:00:00Z,exposed,confirmed"}, []string{"r-g1", "affected"}},
+		{"t-gamma", []string{"r-g1,2026-09-01T10:00:06Z,affected,confirmed,no", "r-g2,2026-09-01T11:00:06Z,affected,probable,no"}, []string{"r-a1", "r-b1", "r-d1", "exposed"}},
+		{"t-delta", []string{"r-d9,2026-09-01T11:00:05Z,affected,confirmed,no", "r-d1,2026-09-01T11:00:00Z,exposed,probable,\n"}, []string{"r-b1", "r-g2"}},
+		{"t-alpha", []string{"r-a1,2026-09-01T10:00:00Z,exposed,confirmed,\n"}, []string{"r-g1", "affected"}},
 	}
 	for _, tt := range tests {
 		p := decodeForTest(t, readOutbox(t, res.Outbox, noticeFor(t, res, tt.tenant).File))

@@ -18,6 +18,7 @@ import (
 type emlSpec struct {
 	From       mail.Address
 	To         []mail.Address
+	ReplyTo    *mail.Address // where the notice asks to write; nil: none
 	Subject    string
 	MessageID  string // with angle brackets, as in the header
 	Date       time.Time
@@ -65,6 +66,9 @@ func buildEML(s emlSpec) []byte {
 			to[i] = a.String()
 		}
 		header("To", strings.Join(to, ", "))
+	}
+	if s.ReplyTo != nil && s.ReplyTo.Address != "" {
+		header("Reply-To", s.ReplyTo.String())
 	}
 	header("Subject", mime.QEncoding.Encode("utf-8", s.Subject))
 	header("Message-ID", s.MessageID)

@@ -3,11 +3,13 @@ package notify
 import (
 	"html"
 	"io/fs"
+	"regexp"
 	"strings"
 	"sync"
 	"unicode"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/templates"
 )
 
@@ -60,8 +62,8 @@ var (
 )
 
 // builtin returns the words and the whole units leakmap's own templates and
-// wording write: every embedded template and catalogue file, with template
-// actions and HTML tags taken out, and the wording still written in Go.
+// wording write: every embedded template and message catalogue file (all
+// of leakmap's words), with template actions and HTML tags taken out.
 func builtin() (vocabulary, map[digest]bool) {
 	builtinOnce.Do(func() {
 		builtinWords, builtinUnits = vocabulary{}, map[digest]bool{}
@@ -75,7 +77,7 @@ func builtin() (vocabulary, map[digest]bool) {
 			}
 		}
 		_ = fs.WalkDir(templates.FS, ".", func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
+			if err != nil || d.IsDir() || strings.HasPrefix(path, "catalog/") {
 				return err
 			}
 			b, err := fs.ReadFile(templates.FS, path)
@@ -85,17 +87,18 @@ func builtin() (vocabulary, map[digest]bool) {
 			addText(templateText(string(b)))
 			return nil
 		})
+		// The catalogues' messages, not their keys; a placeholder is what a
+		// notice fills in, not its own words.
 		for _, lang := range languages {
-			for _, tier := range []string{"confirmed", "probable", "possible", ""} {
-				addText(tierLabel(lang, tier))
+			for _, m := range catalog.Get(lang).Texts() {
+				addText(placeholderRE.ReplaceAllString(m, "\n"))
 			}
-			w := defaultWording(lang, &incident.Incident{})
-			addText(strings.Join(w.DataCategories, "\n") + "\n" + w.Consequences + "\n" +
-				strings.Join(w.MeasuresTaken, "\n") + "\n" + strings.Join(w.MeasuresPlanned, "\n") + "\n" + w.DelayReasons)
 		}
 	})
 	return builtinWords, builtinUnits
 }
+
+var placeholderRE = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // templateText is the literal text of a template file: each action
 // ({{...}}) and HTML tag becomes a line break, since what it writes is not

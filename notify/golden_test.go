@@ -2,12 +2,17 @@ package notify
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/catalog"
+	"github.com/leakmap/leakmap/internal/filing"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -31,12 +36,21 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func baseTenantView(lang string) tenantView {
-	w := defaultWording(lang, mustIncident())
-	return tenantView{IncidentID: "WAI-2026-0908", ProviderName: "Example Inference SAS", Contact: "dpo@inference.example",
-		Greeting: "Acme", Lang: lang, WindowStart: "2026-08-27T00:00:00Z", WindowEnd: "2026-09-09T14:00:00Z",
-		DiscoveredAt: "2026-09-08T23:11:00Z", ContainedAt: "2026-09-09T14:00:00Z", AsOf: "2026-09-10T09:00:00Z",
-		DeletionDeadline: "2026-09-24T00:00:00Z", Attachment: "WAI-2026-0908-requests.csv",
+var (
+	gStart = time.Date(2026, 8, 27, 0, 0, 0, 0, time.UTC)
+	gEnd   = time.Date(2026, 9, 9, 14, 0, 0, 0, time.UTC)
+	gDisc  = time.Date(2026, 9, 8, 23, 11, 0, 0, time.UTC)
+	gAware = time.Date(2026, 9, 9, 10, 0, 0, 0, time.UTC)
+)
+
+func baseTenantView(t *testing.T, lang string, inc *incident.Incident) tenantView {
+	w, err := filing.WordingFor(lang, inc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tenantView{IncidentID: "WAI-2026-0908", ProviderName: "Example Inference SAS", Contact: "dpo@inference.example", ContactIsDPO: true,
+		Greeting: "Acme", WindowStart: gStart, WindowEnd: gEnd, DiscoveredAt: &gDisc, ContainedAt: &gEnd,
+		AsOf: testAsOf, DeletionDeadline: time.Date(2026, 9, 24, 0, 0, 0, 0, time.UTC), Attachment: "WAI-2026-0908-requests.csv",
 		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken, MeasuresPlanned: w.MeasuresPlanned}
 }
 
@@ -48,51 +62,123 @@ func mustIncident() *incident.Incident {
 	return inc
 }
 
+// reqs makes attachment rows: n requests of role, tier (own: also matched
+// the tenant's own requests), from ts on, a minute apart.
+func reqs(role, tier string, own bool, n int, ts time.Time) []requestRow {
+	var out []requestRow
+	for i := range n {
+		out = append(out, requestRow{Role: role, RequestID: fmt.Sprintf("r-%s-%s-%d", role, tier, i), TS: incident.Format(ts.Add(time.Duration(i) * time.Minute)), Tier: tier, Own: own})
+	}
+	return out
+}
+
+const customWording = `notices:
+  en:
+    data_categories: [support tickets, chat transcripts]
+    consequences: Support tickets of one customer may have been shown to another customer.
+    measures_taken: [Model withdrawn on 9 September 2026.]
+    measures_planned: [Capacity checks at every start.]
+    delay_reasons: the logs of two regions arrived late.
+  fr:
+    data_categories: [tickets de support, transcriptions de conversations]
+    consequences: Des tickets de support d'un client ont pu être montrés à un autre client.
+    measures_taken: [Modèle retiré le 9 septembre 2026.]
+    measures_planned: [Contrôle de capacité à chaque démarrage.]
+    delay_reasons: les journaux de deux régions nous sont parvenus tardivement.
+`
+
+// Every kind of notice, in both languages, with counts of 1 and many,
+// self-exposure only, unknown owners only, and custom wording.
 func TestTemplatesGolden(t *testing.T) {
+	day := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name   string
+		custom bool
+		rows   []requestRow
+		src    bool
+		recv   bool
+	}{
+		{name: "source-1", src: true, rows: reqs("exposed", "confirmed", false, 1, day)},
+		{name: "source", src: true, rows: slices.Concat(reqs("exposed", "confirmed", false, 2, day), reqs("exposed", "probable", false, 17, day.Add(time.Hour)),
+			reqs("exposed", "probable", false, 1, gStart.Add(-3*time.Minute)))},
+		{name: "recipient-1", recv: true, rows: reqs("affected", "probable", false, 1, day)},
+		{name: "recipient", recv: true, rows: slices.Concat(reqs("affected", "confirmed", false, 1, day), reqs("affected", "probable", true, 2, day.Add(time.Hour)),
+			reqs("affected", "none", true, 1, day.Add(2*time.Hour)))},
+		{name: "recipient-only", recv: true, rows: reqs("affected", "unknown", false, 2, day)},
+		{name: "both", src: true, recv: true, rows: slices.Concat(reqs("affected", "confirmed", false, 4, day), reqs("exposed", "possible", false, 1, day.Add(-time.Hour)))},
+		{name: "self", rows: reqs("affected", "none", true, 1, day)},
+		{name: "custom", custom: true, src: true, rows: reqs("exposed", "probable", false, 3, day)},
+	}
 	for _, lang := range languages {
-		cases := map[string]func(v *tenantView){
-			"source":    func(v *tenantView) { v.Source, v.ExposedRequests, v.SourceTier = true, 3, "confirmed" },
-			"recipient": func(v *tenantView) { v.Recipient, v.AffectedRequests, v.RecipientTier = true, 2, "probable" },
-			"both": func(v *tenantView) {
-				v.Source, v.ExposedRequests, v.SourceTier = true, 1, "possible"
-				v.Recipient, v.AffectedRequests, v.RecipientTier = true, 4, "confirmed"
-			},
-			"self": func(v *tenantView) { v.SelfOnly, v.AffectedRequests, v.RecipientTier = true, 1, "probable" },
-		}
-		for name, set := range cases {
-			v := baseTenantView(lang)
-			set(&v)
+		c := catalog.Get(lang)
+		for _, tc := range cases {
+			inc := mustIncident()
+			if tc.custom {
+				inc = testIncident(t, customWording)
+			}
+			v := baseTenantView(t, lang, inc)
+			v.Source, v.Recipient, v.SelfOnly = tc.src, tc.recv, !tc.src && !tc.recv
+			describeRequests(c, &v, tc.rows, gStart)
 			r, err := render("tenant", lang, v)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+"."+lang+".txt", "Subject: "+r.Subject+"\n\n"+r.Text)
-			golden(t, name+"."+lang+".html", r.HTML)
+			golden(t, tc.name+"."+lang+".txt", "Subject: "+r.Subject+"\n\n"+r.Text)
+			golden(t, tc.name+"."+lang+".html", r.HTML)
+			golden(t, tc.name+"."+lang+".csv", string(attachmentCSV(c, tc.rows)))
 		}
-		for name, met := range map[string]bool{"regulator": true, "regulator-late": false} {
-			v := goldenRegulatorView(lang, met)
+		for _, rc := range []struct {
+			name   string
+			late   bool
+			counts int64 // 0, 1, or many (-1)
+			custom bool
+		}{{"regulator", false, -1, false}, {"regulator-late", true, -1, false}, {"regulator-0", false, 0, false},
+			{"regulator-1", false, 1, false}, {"regulator-custom", true, -1, true}} {
+			inc := mustIncident()
+			if rc.custom {
+				inc = testIncident(t, customWording)
+			}
+			w, err := filing.WordingFor(lang, inc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := goldenRegulatorView(lang, rc.late, rc.counts, w)
 			r, err := render("regulator", lang, v)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+"."+lang+".txt", "Subject: "+r.Subject+"\n\n"+r.Text)
-			golden(t, name+"."+lang+".html", r.HTML)
+			golden(t, rc.name+"."+lang+".txt", "Subject: "+r.Subject+"\n\n"+r.Text)
+			golden(t, rc.name+"."+lang+".html", r.HTML)
 		}
 	}
 }
 
-func goldenRegulatorView(lang string, met bool) regulatorView {
-	w := defaultWording(lang, mustIncident())
-	v := regulatorView{IncidentID: "WAI-2026-0908", ProviderName: "Example Inference SAS", ProviderCountry: "FR",
-		Contact: "dpo@inference.example", Lang: lang, RecipientTenants: 40, SourceTenants: 212, TenantsTotal: 240,
+func goldenRegulatorView(lang string, late bool, counts int64, w filing.Wording) regulatorView {
+	launched, first, last := gStart, time.Date(2026, 8, 27, 3, 12, 44, 0, time.UTC), time.Date(2026, 9, 9, 13, 58, 1, 0, time.UTC)
+	deadline := gAware.Add(72 * time.Hour)
+	f := &filing.Facts{Filing: filing.Complete, RecipientTenants: 40, SourceTenants: 212, TenantsTotal: 240,
 		AffectedRequests: 155, ExposedRequests: 1840, Confirmed: 97, Probable: 1604, Possible: 310, SelfExposures: 12,
-		FirstAffected: "2026-08-27T03:12:44Z", LastAffected: "2026-09-09T13:58:01Z",
-		LaunchedAt: "2026-08-27T00:00:00Z", WindowStart: "2026-08-27T00:00:00Z", WindowEnd: "2026-09-09T14:00:00Z",
-		DiscoveredAt: "2026-09-08T23:11:00Z", AwareAt: "2026-09-09T10:00:00Z", ContainedAt: "2026-09-09T14:00:00Z",
-		AsOf: "2026-09-10T09:00:00Z", Deadline: "2026-09-12T10:00:00Z", DeadlineMet: true,
+		FirstAffected: &first, LastAffected: &last, AnalysisRuns: 1,
+		Notices: filing.Notices{Drafted: 240, Ready: 236, Blocked: 1, CannotNotify: 3}, Deadline: &deadline, AsOf: testAsOf}
+	if counts >= 0 {
+		n := counts
+		f.RecipientTenants, f.SourceTenants, f.TenantsTotal, f.AffectedRequests, f.ExposedRequests = n, n, n, n, n
+		f.Confirmed, f.Probable, f.Possible, f.SelfExposures = n, n, n, n
+		f.Notices = filing.Notices{Drafted: n, Ready: n, Blocked: n, CannotNotify: n}
+		f.Filing = filing.Initial
+		if n == 0 {
+			f.FirstAffected, f.LastAffected = nil, nil
+		}
+	}
+	v := regulatorView{IncidentID: "WAI-2026-0908", ProviderName: "Example Inference SAS", ProviderCountry: "FR",
+		Contact: "dpo@inference.example", ContactIsDPO: true, F: f,
+		LaunchedAt: &launched, DiscoveredAt: &gDisc, AwareAt: &gAware, ContainedAt: &gEnd,
+		WindowStart: gStart, WindowEnd: gEnd, AsOf: testAsOf,
 		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken, MeasuresPlanned: w.MeasuresPlanned, DelayReasons: w.DelayReasons}
-	if !met {
-		v.AsOf, v.DeadlineMet, v.LateBy = "2026-09-13T12:30:00Z", false, "26h30m"
+	if late {
+		v.AsOf = time.Date(2026, 9, 13, 12, 30, 0, 0, time.UTC)
+		f.AsOf, f.Late, f.LateBy = v.AsOf, true, v.AsOf.Sub(deadline)
+		v.LateBy = catalog.Get(lang).Duration(f.LateBy)
 	}
 	return v
 }

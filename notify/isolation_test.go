@@ -109,7 +109,7 @@ func TestCheckOutboxIntegrity(t *testing.T) {
 // reason says why.
 func TestDraftBlocksLeakingNotice(t *testing.T) {
 	db, dir := openFixture(t)
-	inc := testIncident(t, "notices: {measures_taken: [\"asked Alpha Analytics to help\"]}\n")
+	inc := testIncident(t, "notices: {en: {measures_taken: [\"asked Alpha Analytics to help\"]}, fr: {measures_taken: [\"aide demandée à Alpha Analytics\"]}}\n")
 	res, err := Draft(context.Background(), db, nil, inc, dir, filepath.Join(t.TempDir(), "outbox"), testAsOf)
 	if err != nil {
 		t.Fatal(err)

@@ -22,16 +22,16 @@ func TestRegulatorNoticeArt33Fields(t *testing.T) {
 		{"33(3)(a) data subjects", "Approximate number of data subjects:", "Nombre approximatif de personnes concernées :"},
 		{"33(3)(a) records", "Approximate number of records concerned: 4 requests whose data may have been exposed; 4 responses", "Nombre approximatif d'enregistrements concernés : 4 requêtes dont les données ont pu être exposées ; 4 réponses"},
 		{"33(3)(a) tenants", "Customers concerned: 6 in total; 4 whose data may have been exposed, 3 that may have received", "Clients concernés : 6 au total ; 4 dont les données ont pu être exposées, 3 qui ont pu recevoir"},
-		{"33(3)(b) contact", "(b) CONTACT POINT\n\nData protection officer or contact point: dpo@inference.example", "(b) POINT DE CONTACT\n\nDélégué à la protection des données ou point de contact : dpo@inference.example"},
+		{"33(3)(b) contact", "(b) CONTACT POINT\n\nData protection officer: dpo@inference.example", "(b) POINT DE CONTACT\n\nDélégué à la protection des données : dpo@inference.example"},
 		{"33(3)(c) consequences", "(c) LIKELY CONSEQUENCES\n\nFragments of a customer's prompts", "(c) CONSÉQUENCES PROBABLES\n\nDes fragments des requêtes"},
-		{"33(3)(d) measures taken", "(d) MEASURES TAKEN AND PROPOSED\n\nTaken:\n- stopped the fault", "(d) MESURES PRISES ET PROPOSÉES\n\nPrises :\n- arrêt de la faute"},
-		{"33(3)(d) measures proposed", "Proposed:\n- check at every machine start", "Proposées :\n- vérifier, à chaque démarrage"},
-		{"timeline start", "- start of the breach: 2026-08-27T00:00:00Z", "- début de la violation : 2026-08-27T00:00:00Z"},
-		{"timeline end", "- end of the breach: 2026-09-09T14:00:00Z", "- fin de la violation : 2026-09-09T14:00:00Z"},
-		{"timeline discovery", "- discovery: 2026-09-08T23:11:00Z", "- découverte : 2026-09-08T23:11:00Z"},
-		{"timeline awareness", "- awareness (start of the 72-hour period): 2026-09-09T10:00:00Z", "- prise de connaissance (début du délai de 72 heures) : 2026-09-09T10:00:00Z"},
-		{"timeline containment", "- containment: 2026-09-09T14:00:00Z", "- endiguement : 2026-09-09T14:00:00Z"},
-		{"deadline", "Deadline: 2026-09-12T10:00:00Z.", "Échéance : 2026-09-12T10:00:00Z."},
+		{"33(3)(d) measures taken", "(d) MEASURES TAKEN AND PROPOSED\n\nTaken:\n\n- the malfunction was stopped", "(d) MESURES PRISES ET PROPOSÉES\n\nMesures prises :\n\n- il a été mis fin au dysfonctionnement"},
+		{"33(3)(d) measures proposed", "Proposed:\n\n- check at every machine start", "Mesures proposées :\n\n- vérifier, à chaque démarrage"},
+		{"timeline start", "- start of the breach: 27 August 2026, 00:00 UTC", "- début de la violation : 27 août 2026 à 00:00 UTC"},
+		{"timeline end", "- end of the breach: 9 September 2026, 14:00 UTC", "- fin de la violation : 9 septembre 2026 à 14:00 UTC"},
+		{"timeline discovery", "- discovery: 8 September 2026, 23:11 UTC", "- découverte : 8 septembre 2026 à 23:11 UTC"},
+		{"timeline awareness", "- awareness (start of the 72-hour period): 9 September 2026, 10:00 UTC", "- prise de connaissance (début du délai de 72 heures) : 9 septembre 2026 à 10:00 UTC"},
+		{"timeline containment", "- containment: 9 September 2026, 14:00 UTC", "- arrêt de la violation (retrait ou correction) : 9 septembre 2026 à 14:00 UTC"},
+		{"deadline", "Deadline: 12 September 2026, 10:00 UTC.", "Échéance : 12 septembre 2026 à 10:00 UTC."},
 	}
 	tests := []struct {
 		country string
@@ -40,9 +40,9 @@ func TestRegulatorNoticeArt33Fields(t *testing.T) {
 		late    string
 	}{
 		{"FR", "fr", aware.Add(72 * time.Hour), ""},
-		{"FR", "fr", aware.Add(80 * time.Hour), "8h00m"},
+		{"FR", "fr", aware.Add(80 * time.Hour), "8 heures"},
 		{"DE", "en", aware.Add(72 * time.Hour), ""},
-		{"DE", "en", aware.Add(75*time.Hour + 30*time.Minute), "3h30m"},
+		{"DE", "en", aware.Add(75*time.Hour + 30*time.Minute), "3 hours and 30 minutes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.lang+tt.late, func(t *testing.T) {
@@ -67,7 +67,7 @@ func TestRegulatorNoticeArt33Fields(t *testing.T) {
 					t.Errorf("%s: text lacks %q", f.name, want)
 				}
 			}
-			met := map[string]string{"en": "is made within the deadline", "fr": "respecte le délai"}[tt.lang]
+			met := map[string]string{"en": "is made within the deadline", "fr": "respecte ce délai"}[tt.lang]
 			lateW := map[string]string{"en": "after the deadline.\nReasons for the delay:", "fr": "après l'échéance.\nMotifs du retard :"}[tt.lang]
 			if tt.late == "" {
 				mustContain(t, "on-time notice", p.text, met)
@@ -90,8 +90,8 @@ func TestRegulatorDelayReasons(t *testing.T) {
 	tests := []struct {
 		country, extra, want, notWant string
 	}{
-		{"DE", "notices:\n  delay_reasons: " + reasons + "\n", "Reasons for the delay: " + reasons, "we chose to notify with verified figures"},
-		{"FR", "notices:\n  delay_reasons: |\n    " + reasons + "\n", "Motifs du retard : " + reasons, "chiffres vérifiés"},
+		{"DE", "notices:\n  delay_reasons: " + reasons + "\n  fr: {delay_reasons: raisons}\n", "Reasons for the delay: " + reasons, "we chose to notify with verified figures"},
+		{"FR", "notices:\n  en: {delay_reasons: reasons}\n  fr:\n    delay_reasons: |\n      " + reasons + "\n", "Motifs du retard : " + reasons, "chiffres vérifiés"},
 		{"DE", "", "Reasons for the delay: identifying which customers", reasons},
 	}
 	for _, tt := range tests {
@@ -110,7 +110,7 @@ func TestRegulatorDelayReasons(t *testing.T) {
 				t.Errorf("warned %v about missing reasons, want %v:\n%s", warned, tt.extra == "", logs.String())
 			}
 			p := decodeForTest(t, readOutbox(t, res.Outbox, noticeFor(t, res, "").File))
-			mustContain(t, "text", p.text, "8h00m", tt.want)
+			mustContain(t, "text", p.text, map[string]string{"DE": "8 hours", "FR": "8 heures"}[tt.country], tt.want)
 			mustNotContain(t, "text", p.text, tt.notWant)
 			mustContain(t, "html", p.html, strings.ReplaceAll(tt.want, "'", "&#39;"))
 		})

@@ -3,32 +3,38 @@ package notify
 import (
 	"bytes"
 	"fmt"
-	htmltemplate "html/template"
+	"html"
+	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	texttemplate "text/template"
 	"time"
 
+	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/catalog"
+	"github.com/leakmap/leakmap/internal/filing"
 	"github.com/leakmap/leakmap/templates"
 )
 
-// Languages the notices are written in.
-var languages = []string{"en", "fr"}
+// Languages the notices are written in: those of the message catalogue.
+var languages = catalog.Languages
 
-// tenantView is everything a tenant notice template may show: the tenant's
-// own figures and the incident, never another tenant.
+// tenantView is everything a tenant notice may show: the tenant's own
+// figures and the incident, never another tenant. Times are written in
+// prose by the catalogue; the attachment keeps RFC 3339.
 type tenantView struct {
-	IncidentID, Title string
-	ProviderName      string
-	Contact           string // DPO address, else the provider's
-	Greeting          string // the tenant's name, or "" for a generic greeting
-	Lang              string
+	IncidentID   string
+	ProviderName string
+	Contact      string // DPO address, else the provider's security contact
+	ContactIsDPO bool
+	Greeting     string // the tenant's name, or "" for a generic greeting
 
-	WindowStart, WindowEnd    string
-	DiscoveredAt, ContainedAt string // "" when unknown
-	AsOf                      string
-	DeletionDeadline          string
+	WindowStart, WindowEnd    time.Time
+	DiscoveredAt, ContainedAt *time.Time
+	AsOf                      time.Time
+	DeletionDeadline          time.Time
 
 	// Roles: Source (its data may have reached another tenant), Recipient
 	// (it may have received another tenant's data), SelfOnly (affected, but
@@ -36,11 +42,19 @@ type tenantView struct {
 	Source, Recipient, SelfOnly bool
 	ExposedRequests             int
 	AffectedRequests            int
-	SourceTier, RecipientTier   string // confirmed | probable | possible | ""
-	FirstTS, LastTS             string
+	// The strongest cross-tenant tier per role ("" when none), and the
+	// requests counted per tier ("2 confirmed, 18 probable").
+	SourceTier, RecipientTier           string
+	SourceBreakdown, RecipientBreakdown string
+	OwnMatches                          bool // some affected request also read the tenant's own data
 
-	Attachment     string // file name of the attached CSV
+	Attachment     string
 	AttachmentRows int
+	FirstTS        time.Time // span of the listed requests
+	LastTS         time.Time
+	BeforeWindow   int // listed requests received before the window
+	Columns        []term
+	Values         []termGroup
 
 	DataCategories  []string
 	Consequences    string
@@ -48,26 +62,27 @@ type tenantView struct {
 	MeasuresPlanned []string
 }
 
-// regulatorView is the content of the regulator notice: figures and
-// timeline only, no personal data and no tenant.
+// term is a word of the attachment and what it means.
+type term struct{ Name, Meaning string }
+
+// termGroup is the values of one attachment column that occur in it.
+type termGroup struct {
+	Column string
+	Terms  []term
+}
+
+// regulatorView is the content of the regulator notice: the filing facts
+// (shared with the Regulator sheet) and the timeline; no tenant.
 type regulatorView struct {
-	IncidentID, Title string
-	ProviderName      string
-	ProviderCountry   string
-	Contact           string
-	Lang              string
+	IncidentID, ProviderName, ProviderCountry string
+	Contact                                   string
+	ContactIsDPO                              bool
 
-	RecipientTenants, SourceTenants, TenantsTotal int
-	AffectedRequests, ExposedRequests             int
-	Confirmed, Probable, Possible, SelfExposures  int
-	FirstAffected, LastAffected                   string
+	F *filing.Facts
 
-	LaunchedAt, WindowStart, WindowEnd string
-	DiscoveredAt, AwareAt, ContainedAt string
-	AsOf                               string
-	Deadline                           string // aware_at + 72h
-	DeadlineMet                        bool
-	LateBy                             string // "" when met
+	LaunchedAt, DiscoveredAt, AwareAt, ContainedAt *time.Time
+	WindowStart, WindowEnd, AsOf                   time.Time
+	LateBy                                         string // in words, "" when met
 
 	DataCategories  []string
 	Consequences    string
@@ -81,211 +96,214 @@ type rendered struct {
 	Subject, Text, HTML string
 }
 
-type templateSet struct {
-	text *texttemplate.Template
-	html *htmltemplate.Template
-}
-
 var (
 	parseOnce sync.Once
-	parsed    map[string]templateSet // key: kind.lang, kind tenant|regulator
+	parsed    map[string]*texttemplate.Template // key: kind.lang
 	parseErr  error
 )
 
-// funcs are shared by the text and HTML templates.
-func funcs(lang string) map[string]any {
-	return map[string]any{
-		"tier": func(t string) string { return tierLabel(lang, t) },
-		"join": strings.Join,
+// funcs bind a template to one language's catalogue.
+func funcs(c *catalog.Catalog) texttemplate.FuncMap {
+	return texttemplate.FuncMap{
+		"t":     c.T,
+		"day":   c.Date,
+		"list":  func(items []string) string { return strings.Join(items, c.MustT("common.list_sep")) },
+		"items": c.List,
 	}
 }
 
-func loadTemplates() (map[string]templateSet, error) {
+func loadTemplates() (map[string]*texttemplate.Template, error) {
 	parseOnce.Do(func() {
-		parsed = map[string]templateSet{}
+		parsed = map[string]*texttemplate.Template{}
 		for _, kind := range []string{"tenant", "regulator"} {
 			for _, lang := range languages {
-				base := "notify/" + kind + "." + lang
-				tt, err := texttemplate.New(kind+"."+lang+".txt").Funcs(funcs(lang)).Option("missingkey=error").ParseFS(templates.FS, base+".txt")
+				c, err := catalog.Load(lang)
+				if err != nil {
+					parseErr = err
+					return
+				}
+				t, err := texttemplate.New(kind).Funcs(funcs(c)).Option("missingkey=error").ParseFS(templates.FS, "notify/"+kind+".tmpl")
 				if err != nil {
 					parseErr = fmt.Errorf("notice templates: %w", err)
 					return
 				}
-				ht, err := htmltemplate.New(kind+"."+lang+".html").Funcs(funcs(lang)).Option("missingkey=error").ParseFS(templates.FS, base+".html")
-				if err != nil {
-					parseErr = fmt.Errorf("notice templates: %w", err)
-					return
-				}
-				parsed[kind+"."+lang] = templateSet{text: tt, html: ht}
+				parsed[kind+"."+lang] = t
 			}
 		}
 	})
 	return parsed, parseErr
 }
 
-// render runs the kind's templates in lang: the text template defines
-// "subject" and "body", the HTML template "body".
+// render runs the kind's template with lang's catalogue: "subject", and
+// "body", from which the text and the HTML part are both made.
 func render(kind, lang string, view any) (rendered, error) {
 	sets, err := loadTemplates()
 	if err != nil {
 		return rendered{}, err
 	}
-	set, ok := sets[kind+"."+lang]
+	t, ok := sets[kind+"."+lang]
 	if !ok {
 		return rendered{}, fmt.Errorf("no %s template in language %q", kind, lang)
 	}
-	var subj, text, html bytes.Buffer
-	if err := set.text.ExecuteTemplate(&subj, "subject", view); err != nil {
+	var subj, body bytes.Buffer
+	if err := t.ExecuteTemplate(&subj, "subject", view); err != nil {
 		return rendered{}, fmt.Errorf("%s.%s subject: %w", kind, lang, err)
 	}
-	if err := set.text.ExecuteTemplate(&text, "body", view); err != nil {
-		return rendered{}, fmt.Errorf("%s.%s text: %w", kind, lang, err)
+	if err := t.ExecuteTemplate(&body, "body", view); err != nil {
+		return rendered{}, fmt.Errorf("%s.%s body: %w", kind, lang, err)
 	}
-	if err := set.html.ExecuteTemplate(&html, "body", view); err != nil {
-		return rendered{}, fmt.Errorf("%s.%s html: %w", kind, lang, err)
-	}
-	return rendered{
-		Subject: strings.Join(strings.Fields(subj.String()), " "),
-		Text:    tidyText(text.String()),
-		HTML:    tidyText(html.String()),
-	}, nil
+	subject := strings.Join(strings.Fields(subj.String()), " ")
+	blocks := parseBlocks(body.String())
+	return rendered{Subject: subject, Text: textOf(blocks), HTML: htmlOf(blocks, lang, subject)}, nil
 }
 
-// tidyText trims trailing spaces and collapses runs of blank lines that
-// template conditionals leave behind.
-func tidyText(s string) string {
-	lines := strings.Split(s, "\n")
-	out := make([]string, 0, len(lines))
-	blank := true // drop leading blank lines
-	for _, l := range lines {
+// block is a heading, a paragraph (its lines) or a list (its items).
+type block struct {
+	kind  byte // '#' title, 'h' heading, 'p' paragraph, 'l' list
+	lines []string
+}
+
+// parseBlocks reads the notice markup: "# " title, "## " heading, "- "
+// list item, other lines paragraph text; a blank line ends a block.
+func parseBlocks(s string) []block {
+	var out []block
+	var cur *block
+	flush := func() {
+		if cur != nil {
+			out = append(out, *cur)
+			cur = nil
+		}
+	}
+	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimRight(l, " \t\r")
-		if l == "" {
-			if blank {
-				continue
+		switch {
+		case l == "":
+			flush()
+		case strings.HasPrefix(l, "# "), strings.HasPrefix(l, "## "):
+			flush()
+			k := byte('h')
+			if l[1] == ' ' {
+				k = '#'
 			}
-			blank = true
-		} else {
-			blank = false
-		}
-		out = append(out, l)
-	}
-	for len(out) > 0 && out[len(out)-1] == "" {
-		out = out[:len(out)-1]
-	}
-	return strings.Join(out, "\n") + "\n"
-}
-
-func tierLabel(lang, tier string) string {
-	labels := map[string]map[string]string{
-		"en": {
-			"confirmed": "confirmed (a response shares text with a prompt)",
-			"probable":  "probable (the same machine's memory still held the data)",
-			"possible":  "possible (it cannot be ruled out)",
-			"":          "none found (it cannot be ruled out)",
-		},
-		"fr": {
-			"confirmed": "confirmé (une réponse partage du texte avec une requête)",
-			"probable":  "probable (la mémoire de la même machine contenait encore les données)",
-			"possible":  "possible (on ne peut pas l'exclure)",
-			"":          "aucun indice trouvé (on ne peut pas l'exclure)",
-		},
-	}
-	if l, ok := labels[lang][tier]; ok {
-		return l
-	}
-	return tier
-}
-
-// defaults is the wording written for this class of bug, used when the
-// incident file's notices block leaves a field empty.
-type wording struct {
-	DataCategories  []string
-	Consequences    string
-	MeasuresTaken   []string
-	MeasuresPlanned []string
-	DelayReasons    string // shown only when the regulator notice is late
-}
-
-func defaultWording(lang string, inc *incident.Incident) wording {
-	contained := "the fix"
-	if inc.ContainedAt != nil {
-		contained = incident.Format(*inc.ContainedAt)
-	}
-	if lang == "fr" {
-		if inc.ContainedAt != nil {
-			contained = incident.Format(*inc.ContainedAt)
-		} else {
-			contained = "la correction"
-		}
-		return wording{
-			DataCategories: []string{"texte des requêtes (prompts)", "texte généré"},
-			Consequences: "Des fragments des requêtes d'un client, qui peuvent contenir des données personnelles des utilisateurs de ce client " +
-				"ou des informations confidentielles, ont pu être renvoyés à un autre client dans une réponse du modèle. " +
-				"Nous n'avons aucun indice que ces données aient été utilisées ou publiées.",
-			MeasuresTaken: []string{
-				"arrêt de la faute le " + contained + " : les requêtes plus longues que la mémoire disponible sont désormais rejetées avant tout transfert",
-				"reconstitution, à partir de nos journaux, des requêtes touchées et des clients concernés",
-				"conservation des journaux et de l'analyse comme éléments de preuve",
-			},
-			MeasuresPlanned: []string{
-				"vérifier, à chaque démarrage de machine et après tout changement de modèle ou de mémoire, que la mémoire couvre la longueur de contexte maximale",
-				"activer des contrôles d'intégrité de la mémoire transférée entre machines",
-				"tester le contenu des réponses à contexte long, et pas seulement leur statut",
-			},
-			DelayReasons: "identifier les clients concernés, de part et d'autre, a exigé de reconstituer à partir des journaux du service " +
-				"quelles requêtes ont été touchées et de quelle mémoire elles ont pu lire le contenu ; " +
-				"nous avons choisi de notifier des chiffres vérifiés plutôt que des estimations.",
+			out = append(out, block{kind: k, lines: []string{strings.TrimSpace(strings.TrimLeft(l, "#"))}})
+		case strings.HasPrefix(l, "- "):
+			if cur == nil || cur.kind != 'l' {
+				flush()
+				cur = &block{kind: 'l'}
+			}
+			cur.lines = append(cur.lines, strings.TrimPrefix(l, "- "))
+		default:
+			if cur == nil || cur.kind != 'p' {
+				flush()
+				cur = &block{kind: 'p'}
+			}
+			cur.lines = append(cur.lines, l)
 		}
 	}
-	return wording{
-		DataCategories: []string{"prompt text", "generated text"},
-		Consequences: "Fragments of a customer's prompts, which may include personal data of that customer's users or " +
-			"confidential information, may have been returned to another customer inside a model response. " +
-			"We have no indication that the data was used or published.",
-		MeasuresTaken: []string{
-			"stopped the fault on " + contained + ": requests longer than the available memory are now rejected before any transfer",
-			"reconstructed from our logs which requests were affected and which customers are concerned",
-			"preserved the logs and the analysis as evidence",
-		},
-		MeasuresPlanned: []string{
-			"check at every machine start, and after any model or memory change, that the memory pool covers the maximum context length",
-			"enable integrity checks on the memory transferred between machines",
-			"test the content of long-context responses, not only their status",
-		},
-		DelayReasons: "identifying which customers were concerned, on each side, required reconstructing from the service logs " +
-			"which requests were affected and whose memory they may have read; we chose to notify with verified figures rather than guesses.",
-	}
+	flush()
+	return out
 }
 
-// applyWording fills w from the incident's notices block where it is set.
-func applyWording(w wording, n incident.Notices) wording {
-	if len(n.DataCategories) > 0 {
-		w.DataCategories = n.DataCategories
+func textOf(blocks []block) string {
+	var parts []string
+	for _, b := range blocks {
+		switch b.kind {
+		case 'h':
+			parts = append(parts, upperHeading(b.lines[0]))
+		case 'l':
+			parts = append(parts, "- "+strings.Join(b.lines, "\n- "))
+		default:
+			parts = append(parts, strings.Join(b.lines, "\n"))
+		}
 	}
-	if strings.TrimSpace(n.Consequences) != "" {
-		w.Consequences = strings.TrimSpace(n.Consequences)
-	}
-	if len(n.MeasuresTaken) > 0 {
-		w.MeasuresTaken = n.MeasuresTaken
-	}
-	if len(n.MeasuresPlanned) > 0 {
-		w.MeasuresPlanned = n.MeasuresPlanned
-	}
-	if n.DelayReasons != "" {
-		w.DelayReasons = n.DelayReasons
-	}
-	return w
+	return strings.Join(parts, "\n\n") + "\n"
 }
 
-func fmtOpt(t *time.Time) string {
-	if t == nil {
-		return ""
+// upperHeading capitalises a heading for the text part, keeping a leading
+// item marker as written ("(a) Nature" -> "(a) NATURE").
+func upperHeading(h string) string {
+	if strings.HasPrefix(h, "(") {
+		if i := strings.Index(h, ") "); i > 0 && i < 5 {
+			return h[:i+2] + strings.ToUpper(h[i+2:])
+		}
 	}
-	return incident.Format(*t)
+	return strings.ToUpper(h)
 }
 
-// fmtDuration writes a lateness as whole hours and minutes ("26h05m").
-func fmtDuration(d time.Duration) string {
-	d = d.Round(time.Minute)
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+var emailRE = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+`)
+
+// esc escapes a line for HTML and links the e-mail addresses in it.
+func esc(s string) string {
+	return emailRE.ReplaceAllStringFunc(html.EscapeString(s), func(a string) string {
+		return `<a href="mailto:` + a + `">` + a + `</a>`
+	})
+}
+
+func htmlOf(blocks []block, lang, title string) string {
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"" + lang + "\">\n<head><meta charset=\"utf-8\"><title>" + html.EscapeString(title) + "</title></head>\n<body>\n")
+	for _, bl := range blocks {
+		switch bl.kind {
+		case '#':
+			b.WriteString("<h1>" + esc(bl.lines[0]) + "</h1>\n")
+		case 'h':
+			b.WriteString("<h2>" + esc(bl.lines[0]) + "</h2>\n")
+		case 'l':
+			b.WriteString("<ul>\n")
+			for _, l := range bl.lines {
+				b.WriteString("<li>" + esc(l) + "</li>\n")
+			}
+			b.WriteString("</ul>\n")
+		default:
+			lines := make([]string, len(bl.lines))
+			for i, l := range bl.lines {
+				lines[i] = esc(l)
+			}
+			b.WriteString("<p>" + strings.Join(lines, "<br>\n") + "</p>\n")
+		}
+	}
+	b.WriteString("</body>\n</html>\n")
+	return b.String()
+}
+
+// checkWording refuses custom wording that leaves out a language the
+// outbox needs: every language that has notices must give the keys any
+// language gives (delay_reasons only in the regulator notice's language),
+// never filled from another language. need counts notices per language.
+func checkWording(inc *incident.Incident, need map[string]int, regLang string) error {
+	given := map[string]bool{}
+	for _, w := range inc.Notices.Wording {
+		for _, k := range w.Keys() {
+			given[k] = true
+		}
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	langs := make([]string, 0, len(need))
+	for l := range need {
+		langs = append(langs, l)
+	}
+	sort.Strings(langs)
+	var problems []string
+	for _, l := range langs {
+		have := map[string]bool{}
+		for _, k := range inc.Notices.Wording[l].Keys() {
+			have[k] = true
+		}
+		var missing []string
+		for _, k := range incident.WordingKeys {
+			if given[k] && !have[k] && (k != "delay_reasons" || l == regLang) {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("notices.%s lacks %s, and %d notice(s) are in %s", l, strings.Join(missing, ", "), need[l], l))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return errs.Usage("incident %s: custom notice wording leaves out a language the notices need (%s): give the same keys in every language, or none for leakmap's own words",
+		inc.Path, strings.Join(problems, "; "))
 }

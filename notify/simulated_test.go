@@ -15,6 +15,7 @@ import (
 
 	"github.com/leakmap/leakmap/analysis"
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/simulate"
 )
 
@@ -74,6 +75,8 @@ func TestSimulatedIncidents(t *testing.T) {
 			}
 			t0 := time.Now()
 			scanNotices(t, db, tenantDir, res)
+			checkOneLanguage(t, tenantDir, res)
+			checkStatedTiers(t, db, res)
 			t.Logf("%d notices; simulate+analysis+draft %v, scan %v", res.Drafted, t0.Sub(start), time.Since(t0))
 		})
 	}
@@ -182,5 +185,136 @@ func containsWord(s, v string) bool {
 			return true
 		}
 		from = i + 1
+	}
+}
+
+// Words that only one of the languages uses, often: a notice holding one
+// of the other language's is not wholly in its own.
+var stopWords = map[string][]string{
+	"en": {"the", "of", "and", "to", "your", "our", "we", "you", "with", "which", "were", "was", "have", "has", "this", "that", "from", "by", "may", "been", "is", "are", "not", "it", "for", "at"},
+	"fr": {"le", "la", "les", "des", "du", "une", "vous", "nous", "avec", "dans", "est", "pour", "sur", "pas", "qui", "que", "aux", "été", "votre", "vos", "leur", "ont", "sont", "ces", "cette"},
+}
+
+// checkOneLanguage: the decoded text part of every notice holds no stop
+// word of the other language, once the owner's own name and addresses are
+// blanked (a name is not a sentence).
+func checkOneLanguage(t *testing.T, dir *Directory, res *DraftResult) {
+	t.Helper()
+	for _, n := range res.Notices {
+		p := decodeForTest(t, readOutbox(t, res.Outbox, n.File))
+		text := strings.ToLower(p.subject + "\n" + p.text)
+		if e := dir.Lookup(n.TenantID); e != nil {
+			for _, v := range append([]string{e.Name}, e.Emails...) {
+				text = strings.ReplaceAll(text, strings.ToLower(v), " ")
+			}
+		}
+		words := map[string]bool{}
+		for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) {
+			words[w] = true
+		}
+		other := map[string]string{"en": "fr", "fr": "en"}[n.Language]
+		for _, w := range stopWords[other] {
+			if words[w] {
+				t.Errorf("%s (%s) holds the %s word %q", n.File, n.Language, other, w)
+			}
+		}
+		hits := 0
+		for _, w := range stopWords[n.Language] {
+			if words[w] {
+				hits++
+			}
+		}
+		if hits < 5 {
+			t.Errorf("%s (%s) holds only %d of its own language's common words", n.File, n.Language, hits)
+		}
+	}
+}
+
+// checkStatedTiers: per role, the strength a notice states is the strongest
+// cross-tenant tier of that tenant and role in the exposures, with the
+// requests counted per tier, computed here from the exposures on their own.
+func checkStatedTiers(t *testing.T, db *sql.DB, res *DraftResult) {
+	t.Helper()
+	type key struct{ tenant, role string }
+	perTier := map[key]map[string]int{}
+	own := map[string]bool{}
+	bump := func(k key, tier string) {
+		if perTier[k] == nil {
+			perTier[k] = map[string]int{}
+		}
+		perTier[k][tier]++
+	}
+	rows, err := db.Query(`SELECT source_tenant_id, min(tier_rank) FROM exposures WHERE NOT self_exposure GROUP BY source_tenant_id, source_request_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"", "confirmed", "probable", "possible"}
+	for rows.Next() {
+		var tenant string
+		var rank int
+		rows.Scan(&tenant, &rank)
+		bump(key{tenant, "exposed"}, names[rank])
+	}
+	rows.Close()
+	rows, err = db.Query(`SELECT a.tenant_id, a.request_id, any_value(a.unknown_slots IS NULL OR a.unknown_slots > 0),
+		min(e.tier_rank) FILTER (WHERE NOT e.self_exposure), coalesce(bool_or(e.self_exposure), false)
+		FROM affected_requests a LEFT JOIN exposures e ON e.trigger_row_id = a.row_id GROUP BY a.tenant_id, a.request_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var tenant, id string
+		var unknown, self bool
+		var rank sql.NullInt64
+		rows.Scan(&tenant, &id, &unknown, &rank, &self)
+		tier := "none"
+		switch {
+		case rank.Valid:
+			tier = names[rank.Int64]
+		case unknown:
+			tier = "unknown"
+		}
+		bump(key{tenant, "affected"}, tier)
+		own[tenant] = own[tenant] || self
+	}
+	rows.Close()
+	for _, n := range res.Notices {
+		if n.Kind != "tenant" {
+			continue
+		}
+		c := catalog.Get(n.Language)
+		p := decodeForTest(t, readOutbox(t, res.Outbox, n.File))
+		for _, role := range []string{"exposed", "affected"} {
+			counts := perTier[key{n.TenantID, role}]
+			strongest, total, parts := "", 0, []string{}
+			for _, tier := range []string{"confirmed", "probable", "possible", "unknown", "none"} {
+				if counts[tier] == 0 {
+					continue
+				}
+				if strongest == "" && tier != "unknown" && tier != "none" {
+					strongest = tier
+				}
+				total += counts[tier]
+				parts = append(parts, c.MustT("tier_count."+tier, "n", counts[tier]))
+			}
+			if total == 0 || (role == "affected" && n.Roles != "recipient" && n.Roles != "both") {
+				continue
+			}
+			side := map[string]string{"exposed": "source", "affected": "recipient"}[role]
+			requests, breakdown := c.MustT("tenant.requests", "n", total), strings.Join(parts, c.MustT("common.list_sep"))
+			want := c.MustT("tenant.recipient.strength_unknown", "requests", requests, "breakdown", breakdown)
+			if strongest != "" {
+				want = c.MustT("tenant."+side+".strength", "tier", c.MustT("tier."+strongest), "requests", requests, "breakdown", breakdown)
+			}
+			if !strings.Contains(p.text, want) {
+				t.Errorf("%s (%s): text lacks %q", n.File, role, want)
+			}
+			if ownLine := c.MustT("tenant.recipient.own"); role == "affected" && own[n.TenantID] != strings.Contains(p.text, ownLine) {
+				t.Errorf("%s: says some matches are its own: %v, want %v", n.File, !own[n.TenantID], own[n.TenantID])
+			}
+			if role == "exposed" && strongest != "confirmed" && strings.Contains(p.attachment, ","+c.MustT("role.exposed")+","+c.MustT("tier.confirmed")) {
+				t.Errorf("%s: attachment shows a confirmed exposed request, the exposures have none", n.File)
+			}
+		}
 	}
 }

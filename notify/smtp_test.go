@@ -20,6 +20,7 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+	"github.com/leakmap/leakmap/internal/catalog"
 )
 
 // received is one message as the test server got it.
@@ -232,7 +233,7 @@ func TestSendDeliversEveryReadyNoticeOnce(t *testing.T) {
 		if len(to) != len(e.Emails) || to[0].Name != e.Name {
 			t.Errorf("%s: To %v", n.File, to)
 		}
-		csv, _ := attachmentCSV(rows[n.TenantID])
+		csv := attachmentCSV(catalog.Get(n.Language), rows[n.TenantID])
 		if p.attachment != string(csv) || p.attachmentName != "WAI-2026-0908-requests.csv" {
 			t.Errorf("%s: attachment %q (%s), want %q", n.File, p.attachment, p.attachmentName, csv)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/leakmap/leakmap/internal/filing"
 )
 
 // Unattributed requests (tenant_id '': engine records no gateway record
@@ -11,7 +13,7 @@ import (
 // counts, as recipient or as source.
 func TestUnattributedRequestsAreNoTenant(t *testing.T) {
 	ctx := context.Background()
-	figures := func(extra string) (regulatorView, *DraftResult) {
+	figures := func(extra string) (*filing.Facts, *DraftResult) {
 		db, dir := openFixture(t)
 		if extra != "" {
 			if _, err := db.Exec(extra); err != nil {
@@ -22,7 +24,7 @@ func TestUnattributedRequestsAreNoTenant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := regulatorFigures(ctx, db)
+		v, err := filing.Load(ctx, db, testIncident(t, ""), testAsOf)
 		if err != nil {
 			t.Fatal(err)
 		}

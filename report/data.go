@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/filing"
 	"github.com/leakmap/leakmap/queries"
 )
 
@@ -111,6 +112,7 @@ type caseData struct {
 	tmap     []MapRow
 	series   Series
 	reg      []RegField
+	facts    *filing.Facts // the regulator filing, shared with the regulator notice
 	// scopeInstances are the prefill instances that served the models in scope.
 	scopeInstances map[string]bool
 }
@@ -200,7 +202,12 @@ func loadCase(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time
 	}); err != nil {
 		return nil, err
 	}
-	d.reg = regulatorFields(d)
+	if d.facts, err = filing.Load(ctx, db, inc, asOf); err != nil {
+		return nil, err
+	}
+	if d.reg, err = regulatorFields(d); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

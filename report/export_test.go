@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/leakmap/leakmap/internal/catalog"
+	"github.com/leakmap/leakmap/internal/filing"
 )
 
 var csvQueries = map[string]string{"tenants": "out_tenants", "exposures": "out_exposures", "affected_requests": "out_affected_requests"}
@@ -196,6 +198,7 @@ func TestDeterministic(t *testing.T) {
 func TestDeadlineStatus(t *testing.T) {
 	deadline := time.Date(2026, 9, 12, 10, 0, 0, 0, time.UTC)
 	at := func(s string) *time.Time { x, _ := time.Parse(time.RFC3339, s); return &x }
+	const missing = "required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"
 	tests := []struct {
 		name       string
 		sent       *time.Time
@@ -204,17 +207,23 @@ func TestDeadlineStatus(t *testing.T) {
 		wantStatus string
 		wantDelay  string
 	}{
-		{"sent in time", at("2026-09-10T08:49:00Z"), deadline.Add(100 * time.Hour), "", "yes: regulator notice accepted 2026-09-10T08:49:00Z", "not applicable"},
-		{"sent late", at("2026-09-12T12:30:00Z"), deadline.Add(100 * time.Hour), "", "no: regulator notice accepted 2026-09-12T12:30:00Z, 2h30m after the deadline", "required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"},
-		{"sent late, reasons given", at("2026-09-12T12:30:00Z"), deadline.Add(100 * time.Hour), "logs arrived late", "no: regulator notice accepted 2026-09-12T12:30:00Z, 2h30m after the deadline", "logs arrived late"},
-		{"sent in time, reasons given", at("2026-09-10T08:49:00Z"), deadline.Add(100 * time.Hour), "logs arrived late", "yes: regulator notice accepted 2026-09-10T08:49:00Z", "not applicable"},
-		{"not sent, still open", nil, deadline.Add(-5 * time.Hour), "", "yes, if filed as of 2026-09-12T05:00:00Z (5h00m before the deadline)", "not applicable"},
-		{"not sent, at the deadline", nil, deadline, "", "yes, if filed as of 2026-09-12T10:00:00Z (0h00m before the deadline)", "not applicable"},
-		{"not sent, missed", nil, deadline.Add(26 * time.Hour), "", "no: as of 2026-09-13T12:00:00Z the deadline passed 26h00m ago", "required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"},
+		{"sent in time", at("2026-09-10T08:49:00Z"), deadline.Add(100 * time.Hour), "", "yes: regulator notice accepted 10 September 2026, 08:49 UTC", "not applicable"},
+		{"sent late", at("2026-09-12T12:30:00Z"), deadline.Add(100 * time.Hour), "", "no: regulator notice accepted 12 September 2026, 12:30 UTC, 2 hours and 30 minutes after the deadline", missing},
+		{"sent late, reasons given", at("2026-09-12T12:30:00Z"), deadline.Add(100 * time.Hour), "logs arrived late", "no: regulator notice accepted 12 September 2026, 12:30 UTC, 2 hours and 30 minutes after the deadline", "logs arrived late"},
+		{"sent in time, reasons given", at("2026-09-10T08:49:00Z"), deadline.Add(100 * time.Hour), "logs arrived late", "yes: regulator notice accepted 10 September 2026, 08:49 UTC", "not applicable"},
+		{"not sent, still open", nil, deadline.Add(-5 * time.Hour), "", "yes, if filed as of 12 September 2026, 05:00 UTC (5 hours before the deadline)", "not applicable"},
+		{"not sent, at the deadline", nil, deadline, "", "yes, if filed as of 12 September 2026, 10:00 UTC (0 minutes before the deadline)", "not applicable"},
+		{"not sent, missed", nil, deadline.Add(26 * time.Hour), "", "no: as of 13 September 2026, 12:00 UTC the deadline passed 26 hours ago", missing},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, delay := deadlineStatus(deadline, tt.sent, tt.asOf, tt.reasons)
+			f := &filing.Facts{Deadline: &deadline, SentAt: tt.sent, AsOf: tt.asOf}
+			f.Judge()
+			w := filing.Wording{DelayReasons: tt.reasons}
+			if tt.reasons != "" {
+				w.Custom = []string{"delay_reasons"}
+			}
+			status, delay := deadlineStatus(catalog.Get("en"), f, w)
 			if status != tt.wantStatus || delay != tt.wantDelay {
 				t.Errorf("got (%q, %q), want (%q, %q)", status, delay, tt.wantStatus, tt.wantDelay)
 			}

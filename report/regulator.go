@@ -1,9 +1,12 @@
 package report
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/leakmap/leakmap/internal/catalog"
+	"github.com/leakmap/leakmap/internal/filing"
 )
 
 // RegField is one row of the Regulator sheet: an item of GDPR Art. 33(3)
@@ -16,162 +19,137 @@ type RegField struct {
 	Basis   string
 }
 
-// Default wording, written for this class of bug; the incident file's
-// notices section overrides it.
-var (
-	defaultCategories   = []string{"prompt text", "generated text"}
-	defaultConsequences = "Parts of prompts sent by one customer to the model may have been shown to another customer in a generated answer. " +
-		"Depending on what the prompts held, this can expose personal data, confidential business information or credentials of the persons concerned."
-	defaultMeasuresTaken = []string{
-		"model withdrawn, then restored with a prefill KV pool larger than the maximum context length",
-		"affected requests and exposed requests identified from the request logs (this report)",
+// regulatorLang is the language of the filing: French when the provider is
+// established in France, else English (the regulator notice's language).
+func regulatorLang(country string) string {
+	if strings.EqualFold(country, "FR") {
+		return "fr"
 	}
-	defaultMeasuresPlanned = []string{
-		"reject over-long requests before any transfer between prefill and decode machines",
-		"compare the KV pool size with the maximum context length at every machine start and after any model or memory change",
-		"enable KV cache integrity checks",
-		"notify every tenant whose data may have been disclosed and every tenant that may have received such data",
+	return "en"
+}
+
+// regulatorFields are the sheet's rows, in the regulator notice's language,
+// from the same facts as the notice (package filing): filing type, figures,
+// notice counts, deadline and delay reasons.
+func regulatorFields(d *caseData) ([]RegField, error) {
+	inc, f := d.inc, d.facts
+	lang := regulatorLang(inc.Provider.Country)
+	c := catalog.Get(lang)
+	w, err := filing.WordingFor(lang, inc)
+	if err != nil {
+		return nil, err
 	}
-)
-
-// deadlineHours is the Art. 33(1) notification delay from awareness.
-const deadlineHours = 72
-
-func regulatorFields(d *caseData) []RegField {
-	inc, s := d.inc, d.summary
 	var out []RegField
 	add := func(section, item string, value any, basis string) {
-		out = append(out, RegField{section, item, value, basis})
+		out = append(out, RegField{c.MustT("sheet.section." + section), c.MustT("sheet." + item), value, basis})
 	}
 	opt := func(t *time.Time) any {
 		if t == nil {
-			return "not recorded"
+			return c.MustT("sheet.not_recorded")
 		}
 		return t.UTC()
 	}
+	count := func(n int64) any { return n }
 
-	complete := inc.ContainedAt != nil && !inc.ContainedAt.After(d.asOf) && s.AnalysisRuns > 0
-	filing := "initial (Art. 33(4): information provided in phases; a complete notification will follow)"
-	if complete {
-		filing = "complete"
-	}
-	add("Notification", "Filing type", filing, "Art. 33(4)")
-	add("Notification", "Incident reference", inc.ID, "")
-	add("Notification", "Title", inc.Title, "")
-	add("Notification", "Report as of (UTC)", d.asOf, "")
+	add("notification", "filing_type", c.MustT("filing."+f.Filing), "Art. 33(4)")
+	add("notification", "reference", inc.ID, "")
+	add("notification", "title", inc.Title, "")
+	add("notification", "as_of", d.asOf, "")
 
 	org := inc.Provider.Name
 	if org == "" {
-		org = "not stated in the incident file"
+		org = c.MustT("sheet.not_stated")
 	}
-	add("Organisation", "Organisation (service provider)", org, "")
+	add("organisation", "organisation", org, "")
 	if inc.Provider.Country != "" {
-		add("Organisation", "Country of main establishment", inc.Provider.Country, "Art. 56")
+		add("organisation", "country", inc.Provider.Country, "Art. 56")
 	}
-	contact := inc.Provider.DPOEmail
-	kind := "data protection officer"
+	contact, item := inc.Provider.DPOEmail, "contact_dpo"
 	if contact == "" {
-		contact, kind = inc.Provider.Email, "contact point"
+		contact, item = inc.Provider.Email, "contact_point"
 	}
 	if contact == "" {
-		contact = "not stated in the incident file"
+		contact = c.MustT("sheet.not_stated")
 	}
-	add("Organisation", "Contact point ("+kind+")", contact, "Art. 33(3)(b)")
+	add("organisation", item, contact, "Art. 33(3)(b)")
 
-	add("Times (UTC)", "Breach start (exposure window start)", inc.WindowStart, "")
-	add("Times (UTC)", "Breach end (exposure window end)", inc.WindowEnd, "")
-	add("Times (UTC)", "First affected request", opt(s.FirstTrigger), "case database")
-	add("Times (UTC)", "Last affected request", opt(s.LastTrigger), "case database")
-	add("Times (UTC)", "Discovery", opt(inc.DiscoveredAt), "")
-	add("Times (UTC)", "Awareness (start of the 72-hour clock)", opt(inc.AwareAt), "Art. 33(1)")
-	add("Times (UTC)", "Containment (fix or withdrawal)", opt(inc.ContainedAt), "")
+	add("times", "breach_start", inc.WindowStart, "")
+	add("times", "breach_end", inc.WindowEnd, "")
+	add("times", "first_affected", opt(f.FirstAffected), "case database")
+	add("times", "last_affected", opt(f.LastAffected), "case database")
+	add("times", "discovery", opt(inc.DiscoveredAt), "")
+	add("times", "awareness", opt(inc.AwareAt), "Art. 33(1)")
+	add("times", "containment", opt(inc.ContainedAt), "")
 
-	add("Nature", "Type of breach", "confidentiality (unauthorised disclosure); no loss of integrity or availability of the data is known", "Art. 33(3)(a)")
-	add("Nature", "Nature of the breach",
-		fmt.Sprintf("In the shared inference service for %s, prompts longer than the prefill KV pool were silently replaced by a 1-token input; "+
-			"the decode machine then generated answers from KV memory left by earlier requests, possibly of other customers.",
-			strings.Join(inc.Models, ", ")), "Art. 33(3)(a)")
-	add("Nature", "Categories of data subjects",
-		"customers (tenants) of the service, and the persons whose data those customers placed in their prompts", "Art. 33(3)(a)")
-	add("Nature", "Approximate number of data subjects",
-		"unknown at the level of persons; counted by tenant below", "Art. 33(3)(a)")
-	add("Nature", "Tenants whose data may have been disclosed to another tenant", s.SourceTenants, "Art. 33(3)(a)")
-	add("Nature", "Tenants that may have received another tenant's data", s.RecipientTenants, "Art. 33(3)(a)")
-	cats := inc.Notices.DataCategories
-	if len(cats) == 0 {
-		cats = defaultCategories
+	add("nature", "breach_type", c.MustT("sheet.breach_type_value"), "Art. 33(3)(a)")
+	add("nature", "nature", c.MustT("sheet.nature_value", "models", strings.Join(inc.Models, ", ")), "Art. 33(3)(a)")
+	add("nature", "subject_categories", c.MustT("sheet.subject_categories_value"), "Art. 33(3)(a)")
+	add("nature", "subject_number", c.MustT("sheet.subject_number_value"), "Art. 33(3)(a)")
+	add("nature", "tenants_total", count(f.TenantsTotal), "Art. 33(3)(a)")
+	add("nature", "source_tenants", count(f.SourceTenants), "Art. 33(3)(a)")
+	add("nature", "recipient_tenants", count(f.RecipientTenants), "Art. 33(3)(a)")
+	add("nature", "data_categories", strings.Join(w.DataCategories, "; "), "Art. 33(3)(a)")
+	add("nature", "exposed_requests", count(f.ExposedRequests), "Art. 33(3)(a)")
+	add("nature", "affected_requests", count(f.AffectedRequests), "Art. 33(3)(a)")
+	for _, t := range []struct {
+		tier string
+		n    int64
+	}{{"confirmed", f.Confirmed}, {"probable", f.Probable}, {"possible", f.Possible}} {
+		out = append(out, RegField{c.MustT("sheet.section.nature"), c.MustT("sheet.tier_exposures", "tier", c.MustT("tier."+t.tier)), t.n, "case database"})
 	}
-	add("Nature", "Categories of personal data records", strings.Join(cats, "; "), "Art. 33(3)(a)")
-	add("Nature", "Requests whose data may have been disclosed (approximate number of records)", s.SourceRequests, "Art. 33(3)(a)")
-	add("Nature", "Responses that may hold another tenant's data (affected requests)", s.AffectedRequests, "Art. 33(3)(a)")
-	for _, t := range d.tiers {
-		add("Nature", "Cross-tenant exposures, tier "+t.Tier, t.CrossExposures, "case database")
-	}
+	add("nature", "self_exposures", count(f.SelfExposures), "case database")
 
-	cons := inc.Notices.Consequences
-	if cons == "" {
-		cons = defaultConsequences
-	}
-	add("Consequences", "Likely consequences", cons, "Art. 33(3)(c)")
-	taken := inc.Notices.MeasuresTaken
-	if len(taken) == 0 {
-		taken = defaultMeasuresTaken
-	}
-	planned := inc.Notices.MeasuresPlanned
-	if len(planned) == 0 {
-		planned = defaultMeasuresPlanned
-	}
-	add("Measures", "Measures taken", strings.Join(taken, "\n"), "Art. 33(3)(d)")
-	add("Measures", "Measures proposed", strings.Join(planned, "\n"), "Art. 33(3)(d)")
+	add("consequences", "consequences", w.Consequences, "Art. 33(3)(c)")
+	add("measures", "measures_taken", strings.Join(w.MeasuresTaken, "\n"), "Art. 33(3)(d)")
+	add("measures", "measures_proposed", strings.Join(w.MeasuresPlanned, "\n"), "Art. 33(3)(d)")
 	if inc.Notices.DeletionDeadline != nil {
-		add("Measures", "Recipients asked to delete the data by", inc.Notices.DeletionDeadline.UTC(), "Art. 33(3)(d)")
+		add("measures", "deletion_by", inc.Notices.DeletionDeadline.UTC(), "Art. 33(3)(d)")
 	}
 
-	comm := "not yet drafted"
-	if s.NoticesDrafted > 0 {
-		comm = fmt.Sprintf("%d tenant notices drafted (%d ready, %d blocked by the isolation check, %d without a contact address); %d notices accepted by the mail server",
-			s.TenantNotices, s.NoticesReady, s.NoticesBlocked, s.NoticesCannotNotify, s.NoticesSent)
+	n := f.Notices
+	comm := c.MustT("regulator.communication.none")
+	if n.Drafted > 0 {
+		comm = c.MustT("regulator.communication.text",
+			"drafted", c.MustT("regulator.communication.drafted", "n", n.Drafted), "ready", c.MustT("regulator.communication.ready", "n", n.Ready),
+			"blocked", c.MustT("regulator.communication.blocked", "n", n.Blocked), "cannot", c.MustT("regulator.communication.cannot", "n", n.CannotNotify))
 	}
-	add("Communication", "Communication to data subjects and tenants", comm, "Art. 34")
-	add("Communication", "Tenant notices drafted", s.TenantNotices, "Art. 34")
-	add("Communication", "Notices accepted by the mail server", s.NoticesSent, "Art. 34")
+	add("communication", "communication", comm, "Art. 34")
+	add("communication", "tenant_notices", count(n.Drafted), "Art. 34")
+	add("communication", "notices_ready", count(n.Ready), "Art. 34")
+	add("communication", "notices_blocked", count(n.Blocked), "Art. 34")
+	add("communication", "notices_cannot", count(n.CannotNotify), "Art. 34")
+	add("communication", "notices_sent", count(n.Sent), "Art. 34")
 
-	if inc.AwareAt != nil {
-		deadline := inc.AwareAt.Add(deadlineHours * time.Hour).UTC()
-		add("Deadline", "72-hour deadline (aware_at + 72 h)", deadline, "Art. 33(1)")
-		status, delay := deadlineStatus(deadline, s.RegulatorSentAt, d.asOf, inc.Notices.DelayReasons)
-		add("Deadline", "Deadline met", status, "Art. 33(1)")
-		add("Deadline", "Reasons for delay", delay, "Art. 33(1)")
+	if f.Deadline == nil {
+		add("deadline", "deadline", c.MustT("sheet.no_aware"), "Art. 33(1)")
+		return out, nil
 	}
-	return out
+	add("deadline", "deadline", *f.Deadline, "Art. 33(1)")
+	status, reasons := deadlineStatus(c, f, w)
+	add("deadline", "deadline_met", status, "Art. 33(1)")
+	add("deadline", "delay_reasons", reasons, "Art. 33(1)")
+	return out, nil
 }
 
-// deadlineStatus says whether the 72-hour deadline is met: by the regulator
-// notice's acceptance when the ledger has it, else by filing this report at
-// asOf; when it is missed, delay is the incident file's reasons or a
-// reminder that they are required.
-func deadlineStatus(deadline time.Time, sentAt *time.Time, asOf time.Time, reasons string) (status, delay string) {
-	var met bool
+// deadlineStatus says whether the 72-hour deadline is met, and the delay
+// reasons: the incident file's when it is missed, else a reminder that
+// they are required.
+func deadlineStatus(c *catalog.Catalog, f *filing.Facts, w filing.Wording) (status, reasons string) {
 	switch {
-	case sentAt != nil && !sentAt.After(deadline):
-		status, met = "yes: regulator notice accepted "+sentAt.UTC().Format(time.RFC3339), true
-	case sentAt != nil:
-		status = fmt.Sprintf("no: regulator notice accepted %s, %s after the deadline", sentAt.UTC().Format(time.RFC3339), hours(sentAt.Sub(deadline)))
-	case !asOf.After(deadline):
-		status, met = fmt.Sprintf("yes, if filed as of %s (%s before the deadline)", asOf.UTC().Format(time.RFC3339), hours(deadline.Sub(asOf))), true
+	case f.SentAt != nil && !f.Late:
+		status = c.MustT("sheet.met_sent", "t", *f.SentAt)
+	case f.SentAt != nil:
+		status = c.MustT("sheet.late_sent", "t", *f.SentAt, "late", c.Duration(f.LateBy))
+	case !f.Late:
+		status = c.MustT("sheet.met_asof", "t", f.AsOf, "early", c.Duration(f.Deadline.Sub(f.AsOf)))
 	default:
-		status = fmt.Sprintf("no: as of %s the deadline passed %s ago", asOf.UTC().Format(time.RFC3339), hours(asOf.Sub(deadline)))
+		status = c.MustT("sheet.late_asof", "t", f.AsOf, "late", c.Duration(f.LateBy))
 	}
 	switch {
-	case met:
-		return status, "not applicable"
-	case reasons != "":
-		return status, reasons
+	case !f.Late:
+		return status, c.MustT("sheet.not_applicable")
+	case slices.Contains(w.Custom, "delay_reasons"):
+		return status, w.DelayReasons
 	}
-	return status, "required (Art. 33(1)), and not given: set notices.delay_reasons in the incident file (the regulator notice uses leakmap's default wording until then)"
-}
-
-func hours(d time.Duration) string {
-	d = d.Round(time.Minute)
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	return status, c.MustT("sheet.reasons_missing")
 }

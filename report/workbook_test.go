@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -223,11 +224,13 @@ func TestWorkbook(t *testing.T) {
 		}
 	}
 
-	// Regulator: the 72-hour deadline is a date cell, aware_at + 72 h.
+	// Regulator, in the filing's language (the test provider is in FR): the
+	// 72-hour deadline is a date cell, aware_at + 72 h.
+	fr := catalog.Get("fr")
 	reg, _ := f.GetRows("Regulator")
 	var found bool
 	for i, r := range reg {
-		if len(r) > 2 && strings.HasPrefix(r[1], "72-hour deadline") {
+		if len(r) > 2 && r[1] == fr.MustT("sheet.deadline") {
 			found = true
 			cell, _ := excelize.CoordinatesToCellName(3, i+1)
 			checkDateCell(t, f, "Regulator", cell)
@@ -242,8 +245,8 @@ func TestWorkbook(t *testing.T) {
 	if !found {
 		t.Error("Regulator sheet has no 72-hour deadline row")
 	}
-	for _, item := range []string{"Filing type", "Contact point (data protection officer)", "Type of breach", "Likely consequences", "Measures taken", "Measures proposed", "Deadline met", "Reasons for delay"} {
-		if !hasRow(reg, 1, item) {
+	for _, key := range []string{"filing_type", "contact_dpo", "breach_type", "consequences", "measures_taken", "measures_proposed", "deadline_met", "delay_reasons"} {
+		if item := fr.MustT("sheet." + key); !hasRow(reg, 1, item) {
 			t.Errorf("Regulator sheet lacks %q", item)
 		}
 	}
@@ -352,7 +355,7 @@ func TestEmptyCase(t *testing.T) {
 	defer f.Close()
 	reg, _ := f.GetRows("Regulator")
 	for _, r := range reg {
-		if len(r) > 2 && r[1] == "Filing type" && !strings.HasPrefix(r[2], "initial") {
+		if fr := catalog.Get("fr"); len(r) > 2 && r[1] == fr.MustT("sheet.filing_type") && r[2] != fr.MustT("filing.initial") {
 			t.Errorf("filing type without an analysis = %q, want initial", r[2])
 		}
 	}

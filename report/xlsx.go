@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/leakmap/leakmap/internal/catalog"
 	kflate "github.com/klauspost/compress/flate"
 	"github.com/xuri/excelize/v2"
 )
@@ -245,7 +246,8 @@ func writeRegulatorSheet(f *excelize.File, st *styles, d *caseData) error {
 	if _, err := f.NewSheet(sh); err != nil {
 		return err
 	}
-	if err := header(f, st, sh, []string{"section", "item", "value", "basis"}, []float64{15, 48, 90, 14}, len(d.reg)+1); err != nil {
+	cols := catalog.Get(regulatorLang(d.inc.Provider.Country)).List("sheet.columns")
+	if err := header(f, st, sh, cols, []float64{15, 48, 90, 14}, len(d.reg)+1); err != nil {
 		return err
 	}
 	widths := []float64{15, 48, 90, 14}

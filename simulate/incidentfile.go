@@ -41,14 +41,22 @@ type incidentFile struct {
 		Country  string `yaml:"country"`
 	} `yaml:"provider"`
 	Notices struct {
-		DataCategories   []string `yaml:"data_categories,flow"`
-		Consequences     string   `yaml:"consequences"`
-		MeasuresTaken    []string `yaml:"measures_taken"`
-		MeasuresPlanned  []string `yaml:"measures_planned"`
-		DeletionDeadline string   `yaml:"deletion_deadline"`
+		DeletionDeadline string `yaml:"deletion_deadline"`
+		// Wording in every language the notices need (the tenants' and
+		// the regulator's).
+		En wording `yaml:"en"`
+		Fr wording `yaml:"fr"`
 	} `yaml:"notices"`
 	Sources []source  `yaml:"sources,omitempty"`
 	Join    *joinSpec `yaml:"join,omitempty"`
+}
+
+// wording is one language's notices wording.
+type wording struct {
+	DataCategories  []string `yaml:"data_categories,flow"`
+	Consequences    string   `yaml:"consequences"`
+	MeasuresTaken   []string `yaml:"measures_taken"`
+	MeasuresPlanned []string `yaml:"measures_planned"`
 }
 
 type window struct {
@@ -90,15 +98,29 @@ func (g *generator) incident() incidentFile {
 	inc.Provider.Name, inc.Provider.Email = "Nimbus Inference SAS", "security@nimbus-inference.example"
 	inc.Provider.DPOEmail, inc.Provider.Country = "dpo@nimbus-inference.example", "FR"
 	n := &inc.Notices
-	n.DataCategories = []string{"prompt text", "generated text"}
-	n.Consequences = fmt.Sprintf("Parts of prompts sent to %s may have appeared in answers returned to other customers of the service.", modelNames[modelInScope])
-	n.MeasuresTaken = []string{
-		fmt.Sprintf("Model withdrawn on %s and restored on %s with a prefill KV pool larger than the maximum context.", f(c.WindowEnd), f(c.FixAt)),
-		"Over-long requests are now rejected before any transfer to a decode machine.",
+	n.En = wording{
+		DataCategories: []string{"prompt text", "generated text"},
+		Consequences:   fmt.Sprintf("Parts of prompts sent to %s may have appeared in answers returned to other customers of the service.", modelNames[modelInScope]),
+		MeasuresTaken: []string{
+			fmt.Sprintf("Model withdrawn on %s and restored on %s with a prefill KV pool larger than the maximum context.", proseDate("en", c.WindowEnd), proseDate("en", c.FixAt)),
+			"Over-long requests are now rejected before any transfer to a decode machine.",
+		},
+		MeasuresPlanned: []string{
+			"Compare the KV pool size with the maximum context length at every machine start and after every model or memory change.",
+			"Enable KV cache integrity checks.",
+		},
 	}
-	n.MeasuresPlanned = []string{
-		"Compare the KV pool size with the maximum context length at every machine start and after every model or memory change.",
-		"Enable KV cache integrity checks.",
+	n.Fr = wording{
+		DataCategories: []string{"texte des requêtes", "texte généré"},
+		Consequences:   fmt.Sprintf("Des extraits de requêtes adressées à %s ont pu apparaître dans des réponses renvoyées à d'autres clients du service.", modelNames[modelInScope]),
+		MeasuresTaken: []string{
+			fmt.Sprintf("Modèle retiré le %s, puis remis en service le %s avec une mémoire KV de préremplissage plus grande que le contexte maximal.", proseDate("fr", c.WindowEnd), proseDate("fr", c.FixAt)),
+			"Les requêtes trop longues sont désormais rejetées avant tout transfert vers une machine de décodage.",
+		},
+		MeasuresPlanned: []string{
+			"Comparer la taille de la mémoire KV à la longueur de contexte maximale à chaque démarrage de machine et après tout changement de modèle ou de mémoire.",
+			"Activer les contrôles d'intégrité du cache KV.",
+		},
 	}
 	n.DeletionDeadline = f(c.AsOf.Add(14 * 24 * time.Hour).Truncate(24 * time.Hour))
 	return inc
@@ -119,8 +141,8 @@ func realSources() []source {
 }
 
 const incidentHeader = `# Simulated incident (leakmap simulate, seed %d, %d requests).
-# notices.delay_reasons is required (GDPR Art. 33(1)) when the regulator
-# notice is sent after aware_at + 72h.
+# notices.en.delay_reasons and notices.fr.delay_reasons are required (GDPR
+# Art. 33(1)) when the regulator notice is sent after aware_at + 72h.
 `
 
 const incidentRealHeader = `# Simulated incident (leakmap simulate, seed %d, %d requests), on the logs a

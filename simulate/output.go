@@ -536,3 +536,18 @@ func (g *generator) writeTenants() error {
 	g.sum.Files = append(g.sum.Files, "tenants.csv")
 	return writeFile(filepath.Join(g.dir, "tenants.csv"), []byte(b.String()))
 }
+
+// proseDate writes a time as a person reads it in the incident file's
+// wording ("9 September 2026, 14:00 UTC", "9 septembre 2026 à 14:00 UTC").
+func proseDate(lang string, t time.Time) string {
+	t = t.UTC()
+	if lang == "fr" {
+		months := []string{"janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"}
+		day := fmt.Sprint(t.Day())
+		if t.Day() == 1 {
+			day = "1er"
+		}
+		return fmt.Sprintf("%s %s %d à %s UTC", day, months[t.Month()-1], t.Year(), t.Format("15:04"))
+	}
+	return t.Format("2 January 2006, 15:04 UTC")
+}

@@ -84,8 +84,8 @@ func runNotifyDraft(ctx context.Context, g *globalOptions, opts notifyDraftOptio
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(g.stdout, "drafted %d notices in %s: %d ready, %d blocked, %d cannot notify (see %s/index.csv)\n",
-		res.Drafted, res.Outbox, res.Ready, res.Blocked, res.CannotNotify, res.Outbox)
+	fmt.Fprintf(g.stdout, "drafted %d tenant notices in %s: %d ready, %d blocked, %d cannot notify; and the regulator notice: %s (see %s/index.csv)\n",
+		res.Tenant.Drafted, res.Outbox, res.Tenant.Ready, res.Tenant.Blocked, res.Tenant.CannotNotify, res.Regulator.Status, res.Outbox)
 	for _, n := range res.Notices {
 		if n.Status != notify.StatusReady {
 			fmt.Fprintf(g.stdout, "  %s %s: %s\n", n.Status, n.File, n.Reason)

@@ -67,7 +67,7 @@ provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com
 	outbox := filepath.Join(dir, "outbox")
 
 	code, out, errOut := runCLI(t, "notify", "draft", "--db", dbPath, "--incident", incPath, "--tenants", tenants, "--out", outbox)
-	if code != 0 || !strings.Contains(out, "drafted 3 notices") || !strings.Contains(out, "cannot_notify tenant-t-gamma.eml: not in the tenant directory") {
+	if code != 0 || !strings.Contains(out, "drafted 2 tenant notices") || !strings.Contains(out, "cannot_notify tenant-t-gamma.eml: not in the tenant directory") {
 		t.Fatalf("draft: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if code, out, _ := runCLI(t, "notify", "check", outbox); code != 0 || !strings.Contains(out, "checked 3 notices: 0 failed") {
@@ -76,7 +76,7 @@ provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com
 	// A leak planted by hand: exit 4, with the file and the reason.
 	p := filepath.Join(outbox, "tenant-t-alpha.eml")
 	raw, _ := os.ReadFile(p)
-	os.WriteFile(p, []byte(strings.Replace(string(raw), "Dear Alpha,", "Dear Alpha, (cc t-gamma)", 1)), 0o644)
+	os.WriteFile(p, []byte(strings.Replace(string(raw), "Dear Sir or Madam,", "Dear Sir or Madam, (cc t-gamma)", 1)), 0o644)
 	if code, out, _ := runCLI(t, "notify", "check", outbox); code != 4 || !strings.Contains(out, "FAIL tenant-t-alpha.eml: text/plain part, word") {
 		t.Fatalf("check of a leak: exit %d\n%s", code, out)
 	}
@@ -114,5 +114,43 @@ provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com
 	os.WriteFile(bad, []byte("tenant_id,name\n"), 0o644)
 	if code, _, errOut := runCLI(t, "notify", "draft", "--db", dbPath, "--incident", incPath, "--tenants", bad, "--out", outbox); code != 2 || !strings.Contains(errOut, "bad.csv:1") {
 		t.Fatalf("bad directory: exit %d %s", code, errOut)
+	}
+}
+
+// Custom wording in English only, with a French tenant and a French
+// regulator notice: notify draft refuses it (exit 2), naming the language,
+// the keys and how many notices need it, and writes nothing.
+func TestNotifyDraftRefusesMissingLanguage(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "case.duckdb")
+	db, err := casedb.Open(context.Background(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(notifyFixture); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	incPath := filepath.Join(dir, "incident.yaml")
+	os.WriteFile(incPath, []byte(`id: WAI-T
+models: [glm-5.3]
+window: {start: 2026-08-27T00:00:00Z, end: 2026-09-09T14:00:00Z}
+aware_at: 2026-09-09T10:00:00Z
+as_of: 2026-09-10T09:00:00Z
+capacity: {prefill_pool_tokens: 681280, decode_pool_tokens: 3200000}
+provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com, country: FR}
+notices:
+  consequences: Parts of prompts may have reached another customer.
+  measures_taken: [model withdrawn]
+`), 0o644)
+	tenants := filepath.Join(dir, "tenants.csv")
+	os.WriteFile(tenants, []byte("tenant_id,name,email,language,jurisdiction\nt-alpha,Alpha,a@alpha.example,fr,FR\nt-gamma,Gamma,g@gamma.example,en,DE\n"), 0o644)
+	outbox := filepath.Join(dir, "outbox")
+	code, out, errOut := runCLI(t, "notify", "draft", "--db", dbPath, "--incident", incPath, "--tenants", tenants, "--out", outbox)
+	if code != 2 || !strings.Contains(errOut, "notices.fr lacks consequences, measures_taken, and 2 notice(s) are in fr") {
+		t.Fatalf("draft: exit %d, want 2 naming fr\n%s\n%s", code, out, errOut)
+	}
+	if entries, _ := os.ReadDir(outbox); len(entries) != 0 {
+		t.Errorf("a refused draft wrote %d files", len(entries))
 	}
 }

@@ -123,8 +123,8 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	if s.report, err = report.Write(ctx, db, g.logger, inc, opts.out, asOf); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(g.stdout, "notices: %d drafted, %d blocked by the isolation check, %d cannot be notified (see %s)\n",
-		s.drafts.Drafted, s.drafts.Blocked, s.drafts.CannotNotify, filepath.Join(outbox, "index.csv"))
+	fmt.Fprintf(g.stdout, "notices: %d tenant notices drafted (%d ready, %d blocked by the isolation check, %d cannot be notified), and the regulator notice (%s) (see %s)\n",
+		s.drafts.Tenant.Drafted, s.drafts.Tenant.Ready, s.drafts.Tenant.Blocked, s.drafts.Tenant.CannotNotify, s.drafts.Regulator.Status, filepath.Join(outbox, "index.csv"))
 	fmt.Fprintf(g.stdout, "wrote %s: case.duckdb, affected_requests.csv, exposures.csv, tenants.csv, trigger_disagreements.csv, report.xlsx, report.html, outbox/\n", opts.out)
 	if s.drafts.Blocked > 0 {
 		return s, errs.Blocked("%d notice(s) blocked by the isolation check; see %s", s.drafts.Blocked, filepath.Join(outbox, "index.csv"))

@@ -1,4 +1,4 @@
--- notify: the regulator notice's figures: tenants and requests on each side of the leak, exposures by tier (self-exposure apart).
+-- filing: the figures the regulator notice and the Regulator sheet both state: tenants and requests on each side of the leak, exposures by tier (self-exposure apart), first and last affected request, analysis runs, when the regulator notice was accepted.
 WITH cross_exp AS (
     SELECT * FROM exposures WHERE NOT self_exposure
 ), recv AS (
@@ -24,5 +24,8 @@ SELECT
     (SELECT count(*) FROM cross_exp WHERE tier = 'probable') AS probable_exposures,
     (SELECT count(*) FROM cross_exp WHERE tier = 'possible') AS possible_exposures,
     (SELECT count(*) FROM exposures WHERE self_exposure) AS self_exposures,
-    coalesce((SELECT rfc3339(min(ts)) FROM affected_requests), '') AS first_affected_ts,
-    coalesce((SELECT rfc3339(max(ts)) FROM affected_requests), '') AS last_affected_ts;
+    (SELECT min(ts) FROM affected_requests) AS first_affected_ts,
+    (SELECT max(ts) FROM affected_requests) AS last_affected_ts,
+    (SELECT count(*) FROM analysis_runs) AS analysis_runs,
+    (SELECT min(s.attempted_at) FROM send_ledger s JOIN notices n USING (notice_id)
+      WHERE n.kind = 'regulator' AND s.status = 'accepted') AS regulator_sent_at;

@@ -1,0 +1,99 @@
+package notify
+
+import (
+	"time"
+
+	"github.com/leakmap/leakmap/internal/catalog"
+)
+
+// tierOrder is the attachment's tiers, strongest first; unknown and none
+// are not tiers between customers: no other tenant was identified.
+var tierOrder = []string{"confirmed", "probable", "possible", "unknown", "none"}
+
+// crossTier says whether t is evidence between customers.
+func crossTier(t string) bool { return t == "confirmed" || t == "probable" || t == "possible" }
+
+// describeRequests fills what the notice says about the attached requests:
+// per role, the strongest cross-tenant tier and the requests counted per
+// tier; the real span of the listed requests and how many came before the
+// window; and the meaning of every column and of each value that occurs.
+func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, windowStart time.Time) {
+	count := map[string]map[string]int{"affected": {}, "exposed": {}}
+	for i, r := range rows {
+		count[r.Role][r.Tier]++
+		if r.Role == "affected" && r.Own {
+			v.OwnMatches = true
+		}
+		if ts, err := time.Parse(time.RFC3339, r.TS); err == nil {
+			if i == 0 || ts.Before(v.FirstTS) {
+				v.FirstTS = ts
+			}
+			if i == 0 || ts.After(v.LastTS) {
+				v.LastTS = ts
+			}
+			if ts.Before(windowStart) {
+				v.BeforeWindow++
+			}
+		}
+	}
+	v.AttachmentRows = len(rows)
+	v.SourceTier, v.SourceBreakdown, v.ExposedRequests = summarise(c, count["exposed"])
+	v.RecipientTier, v.RecipientBreakdown, v.AffectedRequests = summarise(c, count["affected"])
+
+	for _, col := range []string{"request_id", "ts", "role", "tier", "own"} {
+		meaning := c.MustT("attachment."+col+".meaning", "yes", c.MustT("common.yes"))
+		v.Columns = append(v.Columns, term{c.MustT("attachment." + col + ".name"), meaning})
+	}
+	roles := termGroup{Column: c.MustT("attachment.role.name")}
+	tiers := termGroup{Column: c.MustT("attachment.tier.name")}
+	for _, role := range []string{"affected", "exposed"} {
+		if len(count[role]) == 0 {
+			continue
+		}
+		meaning := "role_meaning." + role
+		if v.SelfOnly {
+			meaning = "role_meaning_self." + role
+		}
+		roles.Terms = append(roles.Terms, term{c.MustT("role." + role), c.MustT(meaning)})
+		side := map[string]string{"affected": "recipient", "exposed": "source"}[role]
+		for _, t := range tierOrder {
+			if count[role][t] > 0 {
+				tiers.Terms = append(tiers.Terms, term{c.MustT("tier." + t), c.MustT("tier_meaning." + side + "." + t)})
+			}
+		}
+	}
+	v.Values = []termGroup{roles, tiers}
+}
+
+// summarise gives the strongest cross-tenant tier of one role's requests,
+// their count per tier in words, and their number.
+func summarise(c *catalog.Catalog, byTier map[string]int) (strongest, breakdown string, n int) {
+	var parts []string
+	for _, t := range tierOrder {
+		k := byTier[t]
+		if k == 0 {
+			continue
+		}
+		n += k
+		if strongest == "" && crossTier(t) {
+			strongest = t
+		}
+		parts = append(parts, c.MustT("tier_count."+t, "n", k))
+	}
+	for i, p := range parts {
+		if i > 0 {
+			breakdown += c.MustT("common.list_sep")
+		}
+		breakdown += p
+	}
+	return strongest, breakdown, n
+}
+
+// attachmentHeader is the attachment's header row in c's language.
+func attachmentHeader(c *catalog.Catalog) []string {
+	var h []string
+	for _, col := range []string{"request_id", "ts", "role", "tier", "own"} {
+		h = append(h, c.MustT("attachment."+col+".name"))
+	}
+	return h
+}
