@@ -28,6 +28,9 @@ func preflight(ctx context.Context, db *sql.DB, path string, m *Mapping, format 
 	if m.Layout == layoutEngine && fi.format != formatJSONL && fi.format != formatEmpty {
 		return nil, errs.Input("%s: layout %s reads JSON Lines, this file is %s", path, m.name, fi.format)
 	}
+	if fi.format == formatJSONL && m.records == nil && prettyJSON(fi.head) {
+		return nil, errs.Input("%s: not one record per line: %s; layout %s reads one JSON object a line", path, describeDocument(fi.head), m.name)
+	}
 	if m.toRecords {
 		if err := sampleHead(ctx, fi, m); err != nil {
 			return nil, err

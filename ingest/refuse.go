@@ -203,13 +203,8 @@ func sampleHead(ctx context.Context, fi *fileInfo, m *Mapping) error {
 		}
 		head = head[:i+1]
 	}
-	if fi.format == formatJSONL && prettyJSON(head) {
-		if m.records == nil {
-			return errs.Input("%s: not one record per line: %s; layout %s reads one JSON object a line", fi.path, describeDocument(head), m.name)
-		}
-		if len(fi.head) == sniffSize {
-			return nil // a big document: the load judges it
-		}
+	if fi.format == formatJSONL && prettyJSON(head) && len(fi.head) == sniffSize {
+		return nil // a big document: the load judges it
 	}
 	c := &countSink{}
 	inst := m.instance(fi.name)
