@@ -39,6 +39,7 @@ type fileInfo struct {
 	compression string
 	format      string
 	head        []byte // first sniffSize bytes of the decompressed content
+	maxLine     int    // Options.MaxLineBytes
 }
 
 // hashFile returns the file's size and SHA-256 (of the bytes on disk).

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/leakmap/leakmap/errs"
 )
 
 // rowAtSink is a sink whose records need not be numbered by line.
@@ -25,17 +27,24 @@ const maxRawDocument = 1 << 20
 // a document without the records' path is a record itself (one row a
 // line). Records are numbered in file order (their ids; a page on one
 // line holds many); their line is the line their document starts on.
-func readDocuments(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
+//
+// A line over max is rejected; a whole document is read only up to max.
+func readDocuments(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileInstance, s sink) error {
 	rs, ok := s.(rowAtSink)
 	if !ok {
 		return errors.New("ingest: nested records need a records sink")
 	}
-	lr := newLineReader(r)
+	lr := newLineReader(r, max)
+	var long longLines
 	var seen bytes.Buffer // lines read before the first non-blank one
 	for {
 		b, line, err := lr.next()
 		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if le := (*longLineError)(nil); errors.As(err, &le) {
+			long.add(le)
+			return readDocumentLines(ctx, b, line, lr, &long, m, inst, rs)
 		}
 		if err != nil {
 			return err
@@ -47,11 +56,14 @@ func readDocuments(ctx context.Context, r io.Reader, m *Mapping, inst fileInstan
 			continue
 		}
 		if json.Valid(b) {
-			return readDocumentLines(ctx, b, line, lr, m, inst, rs)
+			return readDocumentLines(ctx, b, line, lr, &long, m, inst, rs)
 		}
-		rest, err := io.ReadAll(lr.r)
+		rest, err := io.ReadAll(io.LimitReader(lr.r, int64(lr.max)+1))
 		if err != nil {
 			return err
+		}
+		if seen.Len()+len(rest) > lr.max {
+			return errs.Input("a JSON document of more than --max-line-bytes %d bytes: not read", lr.max)
 		}
 		return readWholeDocuments(ctx, append(seen.Bytes(), rest...), m, inst, rs)
 	}
@@ -85,14 +97,17 @@ func judgeDocument(doc any, raw []byte, line int64, m *Mapping, inst fileInstanc
 	return outs
 }
 
-func readDocumentLines(ctx context.Context, first []byte, firstLine int64, lr *lineReader, m *Mapping, inst fileInstance, s rowAtSink) error {
+func readDocumentLines(ctx context.Context, first []byte, firstLine int64, lr *lineReader, long *longLines, m *Mapping, inst fileInstance, s rowAtSink) error {
 	produce := func(yield func([]byte, int64) error) error {
 		if err := yield(first, firstLine); err != nil {
 			return err
 		}
-		return nonBlankLinesFrom(ctx, lr, yield)
+		return nonBlankLinesFrom(ctx, lr, long, yield)
 	}
 	work := func(b []byte, line int64) docOutcome {
+		if why := long.reason(line); why != "" {
+			return docOutcome{outs: []outcome{{line: line, reason: why, raw: rawText(b)}}}
+		}
 		obj, err := parseJSONObject(b)
 		if err != nil {
 			return docOutcome{outs: []outcome{{line: line, reason: err.Error(), raw: rawText(b)}}}
@@ -121,12 +136,20 @@ func emitOutcomes(outs []outcome, id *int64, s rowAtSink) error {
 	return nil
 }
 
-// nonBlankLinesFrom yields the rest of lr's non-blank lines.
-func nonBlankLinesFrom(ctx context.Context, lr *lineReader, yield func([]byte, int64) error) error {
+// nonBlankLinesFrom yields the rest of lr's non-blank lines; one over the
+// limit is yielded (its first bytes) and recorded in long.
+func nonBlankLinesFrom(ctx context.Context, lr *lineReader, long *longLines, yield func([]byte, int64) error) error {
 	for {
 		b, line, err := lr.next()
 		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		if le := (*longLineError)(nil); errors.As(err, &le) {
+			long.add(le)
+			if err := yield(b, line); err != nil {
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			return err

@@ -33,10 +33,11 @@ type lineCheck struct {
 	blanks  []int64 // line numbers, ascending; nil beyond maxBlankLines
 	many    bool    // more than maxBlankLines blank lines
 	samples map[int64]string
+	long    []int64 // lines over the line limit, ascending: the checked path rejects them
 	err     error
 }
 
-func checkLines(ctx context.Context, path, compression string, prog *progress) lineCheck {
+func checkLines(ctx context.Context, path, compression string, maxLine int, prog *progress) lineCheck {
 	rc, err := openContentWith(path, compression, prog.reader)
 	if err != nil {
 		return lineCheck{err: err}
@@ -46,11 +47,22 @@ func checkLines(ctx context.Context, path, compression string, prog *progress) l
 	c := lineCheck{samples: map[int64]string{}}
 	// A line starting with '{' is not blank; any other is gathered whole and
 	// judged as the checked path judges it (isBlank). Those are rare, and so
-	// are sampled lines, gathered whole too.
+	// are sampled lines, gathered whole too. A line over the line limit is
+	// not gathered past it: it is no blank line and no sample (the checked
+	// path rejects it).
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineBytes
+	}
 	var whole []byte
-	gathering, odd, atLineStart := false, false, true
+	gathering, odd, atLineStart, over := false, false, true, false
+	gather := func(b []byte) {
+		if over = over || len(whole)+len(b) > maxLine+1; !over {
+			whole = append(whole, b...)
+		}
+	}
 	endLine := func() {
 		switch {
+		case over:
 		case odd && isBlank(whole):
 			if len(c.blanks) == maxBlankLines {
 				c.many = true
@@ -64,7 +76,18 @@ func checkLines(ctx context.Context, path, compression string, prog *progress) l
 				}
 			}
 		}
-		whole, gathering = whole[:0], false
+		whole, gathering, over = whole[:0], false, false
+	}
+	var lineLen int64 // bytes of the current line so far, its '\n' excluded
+	var last byte
+	finishLine := func() {
+		if last == '\r' {
+			lineLen--
+		}
+		if lineLen > int64(maxLine) {
+			c.long = append(c.long, c.lines)
+		}
+		lineLen, last = 0, 0
 	}
 	for {
 		if ctx.Err() != nil {
@@ -79,23 +102,33 @@ func checkLines(ctx context.Context, path, compression string, prog *progress) l
 				gathering = odd || c.lines%sampleEvery == 1
 			}
 			i := bytes.IndexByte(b, '\n')
+			seg := b
+			if i >= 0 {
+				seg = b[:i]
+			}
+			if lineLen += int64(len(seg)); len(seg) > 0 {
+				last = seg[len(seg)-1]
+			}
 			if gathering {
-				if i < 0 {
-					whole = append(whole, b...)
-					break
+				gather(seg)
+				if i >= 0 {
+					whole = bytes.TrimSuffix(whole, []byte("\r"))
+					endLine()
 				}
-				whole = append(whole, bytes.TrimSuffix(b[:i], []byte("\r"))...)
-				endLine()
 			}
 			if i < 0 {
 				break
 			}
+			finishLine()
 			b = b[i+1:]
 			atLineStart = true
 		}
 		if errors.Is(err, io.EOF) {
 			if gathering {
 				endLine()
+			}
+			if !atLineStart {
+				finishLine()
 			}
 			if c.many {
 				c.blanks = nil
@@ -142,7 +175,7 @@ func (l *loader) fast(ctx context.Context) (bool, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	checked := make(chan lineCheck, 1)
-	go func() { checked <- checkLines(cctx, l.fi.path, l.fi.compression, l.prog) }()
+	go func() { checked <- checkLines(cctx, l.fi.path, l.fi.compression, l.fi.maxLine, l.prog) }()
 	comp := map[string]string{compNone: "uncompressed", compGzip: "gzip", compZstd: "zstd"}[l.fi.compression]
 	n, err := l.exec(ctx, "ingest_fast_jsonl", l.fileID, l.fi.path, comp)
 	if err != nil {
@@ -196,6 +229,13 @@ func (l *loader) numberAndFinish(ctx context.Context, n int64, c lineCheck) (boo
 		// Not one run of rows in insertion order: lines cannot be derived.
 		l.logger.Debug("fast load not contiguous", "file", l.fi.path, "rows", count, "first", first, "last", last)
 		return false, nil
+	}
+	for _, line := range c.long {
+		// Its row becomes a placeholder: read again, it is rejected as too long.
+		blanks := sort.Search(len(c.blanks), func(i int) bool { return c.blanks[i] >= line })
+		if _, err := l.exec(ctx, "ingest_fast_mark_placeholder", l.fileID, first, line-int64(blanks)); err != nil {
+			return false, err
+		}
 	}
 	redo, err := l.placeholderLines(ctx, first, c.blanks)
 	if err != nil {
@@ -346,12 +386,17 @@ func (l *loader) recheck(ctx context.Context, lines []int64, s sink) (bool, erro
 	}
 	defer rc.Close()
 	judge := judgeJSONL(l.m, fileInstance{})
-	lr := newLineReader(rc)
+	lr := newLineReader(rc, l.fi.maxLine)
 	var b []byte
 	var line int64
+	var long *longLineError
 	for _, want := range lines {
 		for line < want {
-			if b, line, err = lr.next(); err != nil {
+			b, line, err = lr.next()
+			if long = nil; errors.As(err, &long) {
+				err = nil
+			}
+			if err != nil {
 				if errors.Is(err, io.EOF) {
 					return false, fmt.Errorf("%s: line %d: the file ends at line %d", l.fi.path, want, line)
 				}
@@ -360,6 +405,12 @@ func (l *loader) recheck(ctx context.Context, lines []int64, s sink) (bool, erro
 			if line%4096 == 0 && ctx.Err() != nil {
 				return false, ctx.Err()
 			}
+		}
+		if long != nil {
+			if err := s.reject(line, long.Error(), rawText(b)); err != nil {
+				return false, err
+			}
+			continue
 		}
 		b = trimBOM(b, line)
 		if isBlank(b) {

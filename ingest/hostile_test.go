@@ -1,11 +1,17 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	kgzip "github.com/klauspost/compress/gzip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,5 +158,131 @@ func TestHostileMappingFileRefused(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("refused after %s", took)
+	}
+}
+
+// rejects lists "line reason-prefix raw-length" for a case's rejected rows.
+func rejects(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.Query("SELECT line, reason, length(raw) FROM rejected_rows ORDER BY file_id, line")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var line, n int64
+		var reason string
+		if err := rows.Scan(&line, &reason, &n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d %s %d", line, reason, n))
+	}
+	return out
+}
+
+// TestLongLinesRejected: a line (a CSV record) over --max-line-bytes is
+// rejected with its line, its first 4 KiB kept, on the fast path, the
+// checked path and for CSV; the rows around it load.
+func TestLongLinesRejected(t *testing.T) {
+	const max = 2000
+	long := strings.Repeat("x", 10_000)
+	good := jsonl(row("a1", "2026-09-01T10:00:00Z", 10))
+	after := jsonl(row("a3", "2026-09-01T10:00:02Z", 10))
+	jl := good + `{"request_id":"a2","ts":"2026-09-01T10:00:01Z","tenant_id":"t","model":"m","prompt_tokens":1,"prompt_text":"` + long + "\"}\r\n" + after
+	want := []string{"2 line of 10110 bytes is longer than --max-line-bytes 2000: not read (its first 4096 bytes are kept) 4096"}
+	csvText := "request_id,ts,tenant_id,model,prompt_tokens,prompt_text\n" +
+		"c1,2026-09-01T10:00:00Z,t,m,1,short\n" +
+		"c2,2026-09-01T10:00:01Z,t,m,1," + long + "\n" +
+		"c3,2026-09-01T10:00:02Z,t,m,1,\"" + strings.Repeat("many lines\n", 300) + "\"\n" +
+		"c4,2026-09-01T10:00:03Z,t,m,1,short\n"
+	for _, c := range []struct {
+		name, file, content string
+		force               bool
+		want                []string
+		loaded              int64
+	}{
+		{"fast path", "a.jsonl", jl, false, want, 2},
+		{"checked path", "a.jsonl", jl, true, want, 2},
+		{"gzip", "a.jsonl.gz", jl, false, want, 2},
+		{"csv", "a.csv", csvText, false, []string{
+			"3 line of 10030 bytes is longer than --max-line-bytes 2000: not read (its first 4096 bytes are kept) 4096",
+			"4 line of 3332 bytes is longer than --max-line-bytes 2000: not read (its first 4096 bytes are kept) 3332"}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			testForceChecked = c.force
+			defer func() { testForceChecked = false }()
+			db := openCase(t)
+			res := run(t, db, []string{writeFile(t, filepath.Join(t.TempDir(), c.file), c.content)}, Options{MaxLineBytes: max})
+			if got := rejects(t, db); strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("rejected:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+			if res.Loaded != c.loaded {
+				t.Errorf("loaded %d, want %d", res.Loaded, c.loaded)
+			}
+		})
+	}
+}
+
+// writeBomb writes a .gz holding a good line, one line of size bytes, and
+// another good line, without holding the big line in memory.
+func writeBomb(t *testing.T, path string, size int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := kgzip.NewWriterLevel(f, kgzip.BestSpeed)
+	zw.Write([]byte(jsonl(row("b1", "2026-09-01T10:00:00Z", 10))))
+	zw.Write([]byte(`{"request_id":"big","ts":"2026-09-01T10:00:01Z","tenant_id":"t","model":"m","prompt_tokens":1,"prompt_text":"`))
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for n := int64(0); n < size; n += int64(len(chunk)) {
+		zw.Write(chunk)
+	}
+	zw.Write([]byte("\"}\n" + jsonl(row("b3", "2026-09-01T10:00:02Z", 10))))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// TestLongLineInBoundedMemory: a 4 MB .gz holding one 4 GiB line is
+// loaded in a child process capped at 6 GiB of address space: the line is
+// rejected with its line number, the lines around it load, and the child's
+// peak RSS (its rusage) stays far below the line's size (before the bound,
+// the checked path read the line whole: killed at a 6 GB cap).
+func TestLongLineInBoundedMemory(t *testing.T) {
+	if path := os.Getenv("LEAKMAP_LONG_LINE_LOG"); path != "" {
+		db := openCase(t)
+		res, err := Run(context.Background(), db, nil, []string{path}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("loaded=%d rejected=%d %s\n", res.Loaded, res.Rejected, strings.Join(rejects(t, db), "; "))
+		return
+	}
+	if testing.Short() {
+		t.Skip("writes and reads a 4 GiB line")
+	}
+	path := filepath.Join(t.TempDir(), "bomb.jsonl.gz")
+	writeBomb(t, path, 4<<30)
+	st, _ := os.Stat(path)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", `ulimit -v 6291456 && exec "$0" -test.run '^TestLongLineInBoundedMemory$' -test.v`, os.Args[0])
+	cmd.Env = append(os.Environ(), "LEAKMAP_LONG_LINE_LOG="+path)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10 // MB
+	t.Logf("%d-byte .gz with a 4 GiB line: %s, peak RSS %d MB", st.Size(), took.Round(time.Millisecond), rss)
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "loaded=2 rejected=1 2 line of 4294967407 bytes is longer than --max-line-bytes 67108864") {
+		t.Fatalf("child said:\n%s", out)
+	}
+	if rss > 700 {
+		t.Errorf("peak RSS %d MB for a 4 GiB line: not bounded", rss)
 	}
 }

@@ -68,6 +68,9 @@ type Options struct {
 	Join JoinOptions
 	// The other source keys (DESIGN.md "Real logs"), as flags give them.
 	Role, Timezone, TenantField, Tenant string
+	// MaxLineBytes bounds a line (a CSV record) in memory; a longer one is
+	// rejected with its file and line. 0: DefaultMaxLineBytes.
+	MaxLineBytes int
 }
 
 // Source is one source of a case: its files and how to read them.
@@ -177,6 +180,7 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 			if err != nil {
 				return nil, err
 			}
+			fi.maxLine = opts.MaxLineBytes
 			plan = append(plan, planned{fi, m})
 			total += fi.size
 		}

@@ -208,7 +208,7 @@ func readFile(ctx context.Context, fi *fileInfo, m *Mapping, prog *progress, ins
 		return fmt.Errorf("%s: %w", fi.path, err)
 	}
 	defer rc.Close()
-	err = readStream(ctx, rc, fi.format, m, inst, s)
+	err = readStream(ctx, rc, fi.format, fi.maxLine, m, inst, s)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("%s: %w", fi.path, err)
 	}
@@ -217,16 +217,16 @@ func readFile(ctx context.Context, fi *fileInfo, m *Mapping, prog *progress, ins
 
 // readStream reads a text format's records (JSON Lines, JSON documents,
 // CSV) from r into s.
-func readStream(ctx context.Context, r io.Reader, format string, m *Mapping, inst fileInstance, s sink) error {
+func readStream(ctx context.Context, r io.Reader, format string, max int, m *Mapping, inst fileInstance, s sink) error {
 	switch {
 	case format == formatCSV:
-		return readCSV(ctx, r, m, inst, s)
+		return readCSV(ctx, r, max, m, inst, s)
 	case m.Layout == layoutEngine:
-		return readEngine(ctx, r, m, inst, s)
+		return readEngine(ctx, r, max, m, inst, s)
 	case m.records != nil:
-		return readDocuments(ctx, r, m, inst, s)
+		return readDocuments(ctx, r, max, m, inst, s)
 	default:
-		return readJSONL(ctx, r, m, inst, s)
+		return readJSONL(ctx, r, max, m, inst, s)
 	}
 }
 

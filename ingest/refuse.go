@@ -208,7 +208,7 @@ func sampleHead(ctx context.Context, fi *fileInfo, m *Mapping) error {
 	}
 	c := &countSink{}
 	inst := m.instance(fi.name)
-	if err := readStream(ctx, bytes.NewReader(head), fi.format, m, inst, c); err != nil {
+	if err := readStream(ctx, bytes.NewReader(head), fi.format, fi.maxLine, m, inst, c); err != nil {
 		return nil // the load reports it with its line
 	}
 	if c.rows > 0 || c.rejected == 0 {

@@ -25,35 +25,6 @@ type sink interface {
 	duplicateLine()
 }
 
-// lineReader yields the lines of a text stream without a length limit.
-type lineReader struct {
-	r    *bufio.Reader
-	line int64
-	buf  []byte
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20)}
-}
-
-// next returns the next line without its line ending, and its 1-based number.
-func (l *lineReader) next() ([]byte, int64, error) {
-	l.buf = l.buf[:0]
-	for {
-		chunk, err := l.r.ReadSlice('\n')
-		l.buf = append(l.buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil && (!errors.Is(err, io.EOF) || len(l.buf) == 0) {
-			return nil, 0, err
-		}
-		l.line++
-		b := bytes.TrimSuffix(l.buf, []byte("\n"))
-		return bytes.TrimSuffix(b, []byte("\r")), l.line, nil
-	}
-}
-
 func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 // rawText is how a raw line is kept: valid UTF-8 (DuckDB's VARCHAR needs it),
@@ -61,20 +32,35 @@ func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 func rawText(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
 
 // readJSONL reads canonical-layout JSON Lines. Blank lines are not rows.
-func readJSONL(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
-	return parallelRecords(ctx, nonBlankLines(ctx, r, true), judgeJSONL(m, inst), s)
+func readJSONL(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileInstance, s sink) error {
+	var long longLines
+	judge := judgeJSONL(m, inst)
+	return parallelRecords(ctx, nonBlankLines(ctx, r, true, max, &long), func(b []byte, line int64) outcome {
+		if why := long.reason(line); why != "" {
+			return outcome{line: line, reason: why, raw: rawText(b)}
+		}
+		return judge(b, line)
+	}, s)
 }
 
 // nonBlankLines yields r's non-blank lines with their 1-based numbers
 // (blank lines count); with bom, a UTF-8 byte order mark opening line 1 is
 // dropped.
-func nonBlankLines(ctx context.Context, r io.Reader, bom bool) func(yield func([]byte, int64) error) error {
+// A line over max is yielded (its first bytes) and recorded in long.
+func nonBlankLines(ctx context.Context, r io.Reader, bom bool, max int, long *longLines) func(yield func([]byte, int64) error) error {
 	return func(yield func([]byte, int64) error) error {
-		lr := newLineReader(r)
+		lr := newLineReader(r, max)
 		for {
 			b, line, err := lr.next()
 			if errors.Is(err, io.EOF) {
 				return nil
+			}
+			if le := (*longLineError)(nil); errors.As(err, &le) {
+				long.add(le)
+				if err := yield(b, line); err != nil {
+					return err
+				}
+				continue
 			}
 			if err != nil {
 				return err
@@ -141,7 +127,8 @@ type engineRequest struct {
 // dropped unseen. An exact copy of an event line already read (at-least-once
 // shipping) counts as a duplicate. A request whose other event is not in the
 // file (a rotation boundary) is rejected for the field it lacks.
-func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
+func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileInstance, s sink) error {
+	var long longLines
 	pending := map[string]*engineRequest{}
 	done := map[string][][32]byte{} // rid -> sums of the lines of emitted requests
 	ev := m.events
@@ -177,6 +164,9 @@ func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance,
 	}
 	parse := func(b []byte, line int64) event {
 		e := event{line: line, raw: rawText(b)}
+		if e.reason = long.reason(line); e.reason != "" {
+			return e
+		}
 		obj, err := parseJSONObject(b)
 		if err != nil {
 			e.reason = err.Error()
@@ -232,7 +222,7 @@ func readEngine(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance,
 		}
 		return nil
 	}
-	if err := parallelMap(ctx, nonBlankLines(ctx, r, false), parse, pair); err != nil {
+	if err := parallelMap(ctx, nonBlankLines(ctx, r, false, max, &long), parse, pair); err != nil {
 		return err
 	}
 	// Requests still waiting for an event, in file order.
@@ -268,17 +258,26 @@ func truncate(s string, n int) string {
 // readCSV reads a CSV file with a header. A record's line is the physical
 // line it starts on (the header is line 1), and its raw text is kept exactly:
 // records are cut on line ends outside quotes before being parsed.
-func readCSV(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s sink) error {
+func readCSV(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileInstance, s sink) error {
+	var long longLines
 	// header is set by produce before it yields a record; judge reads it
 	// after (the batch's channel send orders the two).
 	var header []string
+	// A record over max bytes (one line over it, or a quoted field going
+	// on over many lines) is rejected at its first line; only its first
+	// bytes are kept. A line over max ends its record.
 	produce := func(yield func([]byte, int64) error) error {
-		lr := newLineReader(r)
+		lr := newLineReader(r, max)
 		var chunk []byte
 		q := csvQuotes{fieldStart: true}
-		start := int64(0)
+		start, size := int64(0), int64(0)
+		started, over := false, false
 		for {
 			b, line, err := lr.next()
+			le := (*longLineError)(nil)
+			if errors.As(err, &le) {
+				err = nil
+			}
 			eof := errors.Is(err, io.EOF)
 			if err != nil && !eof {
 				return err
@@ -287,23 +286,42 @@ func readCSV(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s 
 				if line%4096 == 0 && ctx.Err() != nil {
 					return ctx.Err()
 				}
-				if len(chunk) == 0 {
-					if isBlank(b) {
+				n := int64(len(b))
+				if le != nil {
+					n = le.size
+				}
+				if !started {
+					if le == nil && isBlank(b) {
 						continue
 					}
-					start = line
+					started, start = true, line
 				} else {
-					chunk = append(chunk, '\n')
+					size++
+					if !over || len(chunk) < keepLongBytes {
+						chunk = append(chunk, '\n')
+					}
 				}
-				chunk = append(chunk, b...)
-				if q.scan(b) { // a quoted field goes on over the line end
+				size += n
+				if !over && (le != nil || size > int64(lr.max)) {
+					over = true
+					chunk = chunk[:min(len(chunk), keepLongBytes)]
+				}
+				if !over {
+					chunk = append(chunk, b...)
+				} else if room := keepLongBytes - len(chunk); room > 0 {
+					chunk = append(chunk, b[:min(len(b), room)]...)
+				}
+				if le == nil && q.scan(b) { // a quoted field goes on over the line end
 					continue
 				}
 			}
-			if len(chunk) == 0 {
+			if !started {
 				return nil
 			}
-			if header == nil {
+			switch {
+			case header == nil && over:
+				return fmt.Errorf("line %d: csv header: %s", start, longReason(size, lr.max))
+			case header == nil:
 				rec, perr := parseCSVRecord(string(chunk))
 				if perr != nil {
 					return fmt.Errorf("line %d: csv header: %w", start, perr)
@@ -312,11 +330,17 @@ func readCSV(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s 
 					rec[i] = strings.TrimSpace(strings.TrimPrefix(rec[i], "\ufeff"))
 				}
 				header = rec
-			} else if err := yield(chunk, start); err != nil {
-				return err
+			default:
+				if over {
+					long.add(&longLineError{line: start, size: size, max: lr.max})
+				}
+				if err := yield(chunk, start); err != nil {
+					return err
+				}
 			}
 			chunk = chunk[:0]
 			q = csvQuotes{fieldStart: true}
+			started, over, size = false, false, 0
 			if eof {
 				return nil
 			}
@@ -325,6 +349,9 @@ func readCSV(ctx context.Context, r io.Reader, m *Mapping, inst fileInstance, s 
 	judge := func(b []byte, line int64) outcome {
 		raw := string(b)
 		reject := func(reason string) outcome { return outcome{line: line, reason: reason, raw: rawText(b)} }
+		if why := long.reason(line); why != "" {
+			return reject(why)
+		}
 		rec, perr := parseCSVRecord(raw)
 		switch {
 		case perr != nil:
@@ -403,7 +430,7 @@ var csvBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) 
 
 // csvHeader returns the header of a CSV file's first bytes.
 func csvHeader(head []byte) ([]string, error) {
-	lr := newLineReader(bytes.NewReader(head))
+	lr := newLineReader(bytes.NewReader(head), 0)
 	for {
 		b, _, err := lr.next()
 		if err != nil {

@@ -19,6 +19,7 @@ func addIngestFlags(f *pflag.FlagSet, o *ingest.Options) {
 	f.StringVar(&o.Timezone, "timezone", "", "zone of times written without an offset, e.g. Europe/Paris (default UTC)")
 	f.StringVar(&o.TenantField, "tenant-field", "", "path of the tenant in the records, e.g. custom_labels.tenant or metadata.account")
 	f.StringVar(&o.Tenant, "tenant", "", "tenant of every record that carries none (a per-account export)")
+	f.IntVar(&o.MaxLineBytes, "max-line-bytes", ingest.DefaultMaxLineBytes, "longest log line (or CSV record) read into memory; a longer one is rejected with its file and line")
 	// Zero leaves the tolerances to the incident file's join: block, else the defaults.
 	f.DurationVar(&o.Join.RoomTolerance, "room-tolerance", 0,
 		"join: how far apart the prefill and decode records of one bootstrap_room may start (default: the incident's join.room_tolerance, else 30s)")
