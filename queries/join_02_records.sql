@@ -2,14 +2,35 @@
 -- A gateway record with an id is the same call when id, tenant, model,
 -- sizes and status agree (a row shipped twice, a page exported twice); an
 -- engine record when its values agree (row_hash and the join's own fields).
+-- An engine request whose received and finished events fell into two of a
+-- host's parts (the hourly file rotated between them) is read as two
+-- records of one rid on one host: one with only its start, one with the
+-- finish (its start derived from the latency). They are one record: the
+-- finished half, with the received half's start; the received half counts
+-- as its duplicate.
 CREATE OR REPLACE TEMP TABLE join_rec AS
-SELECT * EXCLUDE (first_id), CASE WHEN first_id <> record_id THEN first_id END AS dup_of
+WITH halves AS (
+    SELECT f.record_id AS f_id, r.record_id AS r_id, r.ts AS r_ts
+    FROM source_records f
+    JOIN source_records r ON r.source = f.source AND r.role = f.role AND r.rid = f.rid
+         AND r.instance IS NOT DISTINCT FROM f.instance AND r.file_id <> f.file_id
+    WHERE f.role <> 'gateway' AND f.end_ts IS NOT NULL
+      AND r.end_ts IS NULL AND r.finish_type IS NULL AND r.ts IS NOT NULL AND r.ts <= f.end_ts
+    QUALIFY count(*) OVER (PARTITION BY f.record_id) = 1 AND count(*) OVER (PARTITION BY r.record_id) = 1
+), recs AS (
+    SELECT s.* REPLACE (coalesce(h.r_ts, s.ts) AS ts), hr.f_id AS half_of
+    FROM source_records s
+    LEFT JOIN halves h ON h.f_id = s.record_id
+    LEFT JOIN halves hr ON hr.r_id = s.record_id
+)
+SELECT * EXCLUDE (first_id, half_of),
+       CASE WHEN half_of IS NOT NULL THEN half_of WHEN first_id <> record_id THEN first_id END AS dup_of
 FROM (
     SELECT record_id, source, layout, role, rid, bootstrap_room, instance, ts, end_ts, tenant_id, model,
            prompt_tokens, completion_tokens, status, finish_type, finish_message, prompt_text, response_text,
-           file_id, line,
+           file_id, line, half_of,
            min(record_id) OVER (PARTITION BY role, rid, prompt_tokens, completion_tokens,
                CASE WHEN role = 'gateway' AND rid IS NOT NULL THEN hash(tenant_id, model, status)
                     ELSE hash(row_hash, instance, ts, end_ts, bootstrap_room, tenant_id, model, status, finish_type) END) AS first_id
-    FROM source_records
+    FROM recs
 );
