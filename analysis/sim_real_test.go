@@ -3,13 +3,11 @@ package analysis
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/ingest"
@@ -17,35 +15,16 @@ import (
 	"github.com/leakmap/leakmap/simulate"
 )
 
-// realSources reads the sources: of the simulator's incident-real.yaml
-// (paths relative to the file) as ingest sources.
-func realSources(t *testing.T, file string) []ingest.Source {
+// realSources is the incident file's sources as ingest reads them.
+func realSources(t *testing.T, inc *incident.Incident) []ingest.Source {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Sources []struct {
-			Layout, Role, Model, Timezone string
-			TenantField                   string `yaml:"tenant_field"`
-			Paths                         []string
-		}
-	}
-	if err := yaml.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
+	if len(inc.Sources) < 3 {
+		t.Fatalf("%s: %d sources", inc.Path, len(inc.Sources))
 	}
 	var out []ingest.Source
-	for i, s := range f.Sources {
-		src := ingest.Source{Layout: s.Layout, Keys: ingest.SourceKeys{Role: s.Role, Model: s.Model, Timezone: s.Timezone,
-			TenantField: s.TenantField, Label: fmt.Sprintf("sources[%d]", i)}}
-		for _, p := range s.Paths {
-			src.Paths = append(src.Paths, filepath.Join(filepath.Dir(file), p))
-		}
-		out = append(out, src)
-	}
-	if len(out) < 3 {
-		t.Fatalf("%s: %d sources", file, len(out))
+	for _, s := range inc.Sources {
+		out = append(out, ingest.Source{Paths: s.Paths, Layout: s.Layout, Mapping: s.Mapping, Keys: ingest.SourceKeys{
+			Role: s.Role, Model: s.Model, Timezone: s.Timezone, TenantField: s.TenantField, Tenant: s.Tenant, Label: s.Label}})
 	}
 	return out
 }
@@ -106,12 +85,17 @@ func TestRealLayoutsAgainstSimulation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer real.Close()
-			res, err := ingest.RunSources(ctx, real, nil, realSources(t, filepath.Join(dir, "incident-real.yaml")), ingest.Options{})
+			incR, err := incident.Load(filepath.Join(dir, "incident-real.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := ingest.RunSources(ctx, real, nil, realSources(t, incR), ingest.Options{Join: ingest.JoinOptions{
+				RoomTolerance: incR.Join.RoomTolerance, GatewayTolerance: incR.Join.GatewayTolerance}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			outR := filepath.Join(dir, "out-real")
-			analyse(t, real, inc, outR)
+			analyse(t, real, incR, outR)
 
 			t.Run("truth", func(t *testing.T) { checkAgainstTruth(t, truth, outR, true) })
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/internal/csvtest"
 )
 
@@ -481,6 +482,13 @@ func TestRealLayouts(t *testing.T) {
 		if err := yaml.Unmarshal(data, dst); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+	}
+	incR, err := incident.Load(filepath.Join(dir, "incident-real.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(incR.Sources) != 1+2*len(modelNames) || incR.Join.RoomTolerance != 30*time.Second || incR.Join.GatewayTolerance != 2*time.Second {
+		t.Errorf("incident-real.yaml: %d sources, join %+v", len(incR.Sources), incR.Join)
 	}
 	srcs, _ := real["sources"].([]any)
 	delete(real, "sources")
