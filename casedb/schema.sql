@@ -231,3 +231,13 @@ CREATE TABLE IF NOT EXISTS trigger_checks (
     evidence        VARCHAR NOT NULL,   -- over_capacity, cut_at_prefill, or both (space-separated, in that order)
     disagreement    VARCHAR             -- why the two tests disagree; NULL when they agree
 );
+
+-- notify: what the isolation manifest needs beside the analysis, recorded by
+-- each draft so that 'notify check --db' can rebuild the manifest from the
+-- case alone: the directory's ids, names and addresses, and (tenant_id NULL,
+-- kind 'provider') the provider's own name, addresses, incident id and title.
+CREATE TABLE IF NOT EXISTS notice_identities (
+    tenant_id VARCHAR,            -- NULL for the provider
+    kind      VARCHAR NOT NULL,   -- tenant_id | name | email | provider
+    value     VARCHAR NOT NULL
+);

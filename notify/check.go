@@ -1,6 +1,9 @@
 package notify
 
 import (
+	"bytes"
+	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +34,30 @@ func Check(outbox string) (*CheckResult, error) {
 		return nil, err
 	}
 	return checkOutbox(outbox, m)
+}
+
+// CheckCase runs the isolation check on an outbox with the manifest rebuilt
+// from the case database (the analysis, and the directory and provider the
+// draft recorded), instead of trusting the outbox's own copy. An outbox
+// manifest that differs from the rebuilt one (edited, or the case analysed
+// again since the draft) is a failure too.
+func CheckCase(ctx context.Context, db *sql.DB, outbox string) (*CheckResult, error) {
+	m, err := caseManifest(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	res, err := checkOutbox(outbox, m)
+	if err != nil {
+		return nil, err
+	}
+	var rebuilt bytes.Buffer
+	m.writeTo(&rebuilt)
+	if written, err := os.ReadFile(filepath.Join(outbox, manifestName)); err != nil || !bytes.Equal(written, rebuilt.Bytes()) {
+		res.Failures = append(res.Failures, CheckFailure{manifestName,
+			"differs from the manifest rebuilt from the case database (edited, or the case changed since the draft): redraft the notices"})
+		sort.SliceStable(res.Failures, func(i, j int) bool { return res.Failures[i].File < res.Failures[j].File })
+	}
+	return res, nil
 }
 
 func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
@@ -106,7 +133,8 @@ type checker struct {
 	x     *hasher
 	ks    []int // every k to try: identifier and text lengths
 	lines map[string][]hit
-	units map[string]unitInfo
+	units map[string][]unitInfo
+	norm  map[string]string
 }
 
 // hit is a k-gram of a line (or segment) found in the manifest.
@@ -117,7 +145,7 @@ type hit struct {
 }
 
 func newChecker(m *manifest) *checker {
-	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}, units: map[string]unitInfo{}}
+	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
 	for _, k := range m.idKs {
 		c.ks = addK(c.ks, k)
 	}
@@ -191,8 +219,11 @@ func (c *checker) checkMessage(data []byte, owner string) []string {
 		var w []string
 		var lineOf []int
 		var hits []hit
-		for li, line := range strings.Split(seg.text, "\n") {
-			lw := words(line)
+		var units []unitInfo // generic identifiers standing alone, in this segment
+		for li, raw := range strings.Split(seg.text, "\n") {
+			line := c.normLine(raw)
+			lw := splitWords(line)
+			units = append(units, c.lineUnits(line)...)
 			for _, h := range c.lineHits(line, lw) {
 				h.pos += len(w)
 				hits = append(hits, h)
@@ -227,7 +258,7 @@ func (c *checker) checkMessage(data []byte, owner string) []string {
 			}
 		}
 		sort.Slice(hits, func(i, j int) bool { return hits[i].pos < hits[j].pos })
-		c.unitHits(seg, owner, add)
+		c.unitHits(seg, units, owner, add)
 		textSeen := false
 		for _, h := range hits {
 			if h.text {
@@ -257,10 +288,53 @@ func (c *checker) checkMessage(data []byte, owner string) []string {
 	return reasons
 }
 
-// unitInfo is a unit's identifier digest, cached by the unit's text.
+// unitInfo is a unit of a line that is a generic identifier of the manifest.
 type unitInfo struct {
-	d           digest
-	ok, numeric bool
+	d              digest
+	numeric, token bool
+}
+
+// normLine normalises one line of a decoded segment, cached: most lines are
+// the templates' own, the same in thousands of notices.
+func (c *checker) normLine(line string) string {
+	if isASCII(line) {
+		return normalize(line)
+	}
+	if n, ok := c.norm[line]; ok {
+		return n
+	}
+	n := normalize(line)
+	if len(c.norm) >= 1<<20 {
+		clear(c.norm)
+	}
+	c.norm[line] = n
+	return n
+}
+
+// lineUnits returns the units of a normalised line that are generic
+// identifiers of the manifest (usually none), cached by the line.
+func (c *checker) lineUnits(line string) []unitInfo {
+	if len(c.m.generic) == 0 {
+		return nil
+	}
+	if us, ok := c.units[line]; ok {
+		return us
+	}
+	var us []unitInfo
+	for _, u := range units(line) {
+		w := splitWords(u.text)
+		if len(w) == 0 || len(w) > maxUnitWords {
+			continue
+		}
+		if d := c.x.kgram(w); c.m.generic[d] {
+			us = append(us, unitInfo{d: d, numeric: vocabulary(nil).ordinary(w), token: u.token})
+		}
+	}
+	if len(c.units) >= 1<<20 {
+		clear(c.units)
+	}
+	c.units[line] = us
+	return us
 }
 
 // unitHits reports the generic identifiers of other tenants that stand
@@ -269,35 +343,24 @@ type unitInfo struct {
 // body (an other tenant named like a heading of the notice is that heading);
 // a bare number in the body is a date or a count, so a numeric identifier
 // counts there only when joined ("r-2026"), and anywhere in the attachment.
-func (c *checker) unitHits(seg segment, owner string, add func(string)) {
-	if len(c.m.generic) == 0 {
+func (c *checker) unitHits(seg segment, units []unitInfo, owner string, add func(string)) {
+	if len(units) == 0 {
 		return
 	}
 	_, static := builtin()
-	var seen map[digest]bool
-	for _, u := range units(seg.text) {
-		info, ok := c.units[u.text]
-		if !ok {
-			w := words(u.text)
-			if len(w) > 0 && len(w) <= maxUnitWords {
-				info = unitInfo{d: c.x.kgram(w), ok: true, numeric: vocabulary(nil).ordinary(w)}
-			}
-			if len(c.units) >= 1<<20 {
-				clear(c.units)
-			}
-			c.units[u.text] = info
-		}
-		if !info.ok || !c.m.generic[info.d] || seen[info.d] {
+	seen := map[digest]bool{}
+	for _, u := range units {
+		if seen[u.d] {
 			continue
 		}
-		if seg.kind != segAttachment && static[info.d] {
+		if seg.kind != segAttachment && static[u.d] {
 			continue
 		}
-		if seg.kind == segProse && info.numeric && !u.token {
+		if seg.kind == segProse && u.numeric && !u.token {
 			continue
 		}
 		foreign := ""
-		for _, o := range c.m.ids[info.d] {
+		for _, o := range c.m.ids[u.d] {
 			if o.owner == owner {
 				foreign = ""
 				break
@@ -307,10 +370,7 @@ func (c *checker) unitHits(seg segment, owner string, add func(string)) {
 			}
 		}
 		if foreign != "" {
-			if seen == nil {
-				seen = map[digest]bool{}
-			}
-			seen[info.d] = true
+			seen[u.d] = true
 			add(fmt.Sprintf("%s: another tenant's %s, standing alone", seg.label, kindLabel(foreign)))
 		}
 	}

@@ -118,7 +118,10 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if err != nil {
 		return nil, err
 	}
-	man, err := buildManifest(ctx, db, dir, inc)
+	if err := storeIdentities(ctx, db, dir, inc); err != nil {
+		return nil, err
+	}
+	man, err := buildManifest(ctx, db)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/templates"
 )
@@ -177,16 +176,14 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // providerVocabulary adds what the provider writes about itself in every
 // notice: its name and addresses, the incident's id and title.
-func providerVocabulary(inc *incident.Incident) vocabulary {
+func providerVocabulary(provider []string) vocabulary {
 	base, _ := builtin()
 	v := make(vocabulary, len(base)+32)
 	for w := range base {
 		v[w] = struct{}{}
 	}
-	if inc != nil {
-		for _, s := range []string{inc.Provider.Name, inc.Provider.Email, inc.Provider.DPOEmail, inc.ID, inc.Title} {
-			v.add(s)
-		}
+	for _, s := range provider {
+		v.add(s)
 	}
 	return v
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
-	"strings"
 	"unicode"
 )
 
@@ -41,8 +40,11 @@ func ownerKey(tenantID string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-// words splits s into lowercase runs of letters and digits.
-func words(s string) []string {
+// words splits s, normalised (normalize), into runs of letters and digits.
+func words(s string) []string { return splitWords(normalize(s)) }
+
+// splitWords splits already normalised text into runs of letters and digits.
+func splitWords(s string) []string {
 	var out []string
 	start := -1
 	for i, r := range s {
@@ -53,12 +55,12 @@ func words(s string) []string {
 			continue
 		}
 		if start >= 0 {
-			out = append(out, strings.ToLower(s[start:i]))
+			out = append(out, s[start:i])
 			start = -1
 		}
 	}
 	if start >= 0 {
-		out = append(out, strings.ToLower(s[start:]))
+		out = append(out, s[start:])
 	}
 	return out
 }

@@ -5,14 +5,19 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/duckdb/duckdb-go/v2"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/queries"
 )
@@ -126,8 +131,17 @@ func (m *manifest) write(path string) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
+	m.writeTo(w)
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (m *manifest) writeTo(w io.Writer) {
 	fmt.Fprintf(w, "%s\nshingle %d\n", manifestMagic, shingleWords)
-	for _, file := range m.files {
+	for _, file := range slices.Sorted(slices.Values(m.files)) {
 		fmt.Fprintf(w, "notice %s %s\n", file, m.notices[file])
 	}
 	owners := make([]string, 0, len(m.ownIDs))
@@ -161,11 +175,6 @@ func (m *manifest) write(path string) error {
 	for _, d := range texts {
 		fmt.Fprintf(w, "text %x\n", d[:])
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func joinInts(ks []int) string {
@@ -271,50 +280,144 @@ func readManifest(path string) (*manifest, error) {
 	return m, nil
 }
 
-// buildManifest hashes every identifier the case and the directory know,
-// and the logged texts of every request the analysis names. Identifiers
-// made of ordinary words (the templates', the provider's) are marked generic.
-func buildManifest(ctx context.Context, db *sql.DB, dir *Directory, inc *incident.Incident) (*manifest, error) {
+// buildManifest hashes every identifier the case knows (the analysis
+// tables, and the directory and provider Draft recorded in
+// notice_identities) and the logged texts of every request the analysis
+// names. Identifiers made of ordinary words (the templates', the
+// provider's) are marked generic. The notices themselves are added by the
+// caller.
+func buildManifest(ctx context.Context, db *sql.DB) (*manifest, error) {
 	m := newManifest()
-	m.vocab = providerVocabulary(inc)
-	x := newHasher()
-	rows, err := db.QueryContext(ctx, queries.Get("notify_identifiers"))
-	if err != nil {
-		return nil, fmt.Errorf("identifiers: %w", err)
+	var provider []string
+	if err := eachRow(ctx, db, "notify_provider_identity", func(rows *sql.Rows) error {
+		var v string
+		err := rows.Scan(&v)
+		provider = append(provider, v)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("provider identity: %w", err)
 	}
-	for rows.Next() {
+	m.vocab = providerVocabulary(provider)
+	x := newHasher()
+	if err := eachRow(ctx, db, "notify_identifiers", func(rows *sql.Rows) error {
 		var tenant, kind, value string
 		if err := rows.Scan(&tenant, &kind, &value); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("identifiers: %w", err)
+			return err
 		}
 		m.addIdentifier(x, tenant, kind, value)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("identifiers: %w", err)
 	}
-	for _, id := range dir.IDs() {
-		e := dir.Lookup(id)
-		m.addIdentifier(x, id, "tenant_id", id)
-		if e.Name != "" {
-			m.addIdentifier(x, id, "name", e.Name)
-		}
-		for _, a := range append(append([]string(nil), e.Emails...), e.Invalid...) {
-			m.addIdentifier(x, id, "email", a)
-		}
-	}
-	texts, err := db.QueryContext(ctx, queries.Get("notify_logged_texts"))
-	if err != nil {
-		return nil, fmt.Errorf("logged texts: %w", err)
-	}
-	defer texts.Close()
-	for texts.Next() {
+	if err := eachRow(ctx, db, "notify_logged_texts", func(rows *sql.Rows) error {
 		var s string
-		if err := texts.Scan(&s); err != nil {
-			return nil, fmt.Errorf("logged texts: %w", err)
+		if err := rows.Scan(&s); err != nil {
+			return err
 		}
 		m.addText(x, s)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("logged texts: %w", err)
 	}
-	return m, texts.Err()
+	return m, nil
+}
+
+func eachRow(ctx context.Context, db *sql.DB, query string, f func(*sql.Rows) error) error {
+	rows, err := db.QueryContext(ctx, queries.Get(query))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := f(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// caseManifest rebuilds an outbox's manifest from the case database alone:
+// buildManifest, and each notice's owner from the notices table.
+func caseManifest(ctx context.Context, db *sql.DB) (*manifest, error) {
+	m, err := buildManifest(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var identities int
+	if err := db.QueryRowContext(ctx, queries.Get("notify_identities_count")).Scan(&identities); err != nil {
+		return nil, fmt.Errorf("notice identities: %w", err)
+	}
+	if err := eachRow(ctx, db, "notify_notice_files", func(rows *sql.Rows) error {
+		var file, kind string
+		var tenant sql.NullString
+		if err := rows.Scan(&file, &kind, &tenant); err != nil {
+			return err
+		}
+		owner := regulatorKey
+		if kind != "regulator" {
+			owner = ownerKey(tenant.String)
+		}
+		m.notices[file] = owner
+		m.files = append(m.files, file)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("notices: %w", err)
+	}
+	if len(m.files) == 0 {
+		return nil, fmt.Errorf("the case database holds no drafted notices: run 'leakmap notify draft' first")
+	}
+	if identities == 0 {
+		return nil, fmt.Errorf("the case database holds no directory snapshot (drafted by an older leakmap): redraft the notices")
+	}
+	sort.Strings(m.files)
+	return m, nil
+}
+
+// storeIdentities records in notice_identities what the manifest needs
+// beside the analysis: every directory entry's id, name and addresses
+// (valid or not), and the provider's own name, addresses, incident id and
+// title. 'notify check --db' rebuilds the manifest from them.
+func storeIdentities(ctx context.Context, db *sql.DB, dir *Directory, inc *incident.Incident) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("notice identities: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, queries.Get("notify_identities_clear")); err != nil {
+		return fmt.Errorf("notice identities: %w", err)
+	}
+	err = conn.Raw(func(dc any) error {
+		app, err := duckdb.NewAppenderWithColumns(dc.(driver.Conn), "", "", "notice_identities", []string{"tenant_id", "kind", "value"})
+		if err != nil {
+			return err
+		}
+		add := func(tenant driver.Value, kind, value string) error {
+			if value == "" {
+				return nil
+			}
+			return app.AppendRow(tenant, kind, value)
+		}
+		for _, id := range dir.IDs() {
+			e := dir.Lookup(id)
+			errs := []error{add(id, "tenant_id", id), add(id, "name", e.Name)}
+			for _, a := range append(append([]string(nil), e.Emails...), e.Invalid...) {
+				errs = append(errs, add(id, "email", a))
+			}
+			if err := errors.Join(errs...); err != nil {
+				app.Close()
+				return err
+			}
+		}
+		for _, v := range []string{inc.Provider.Name, inc.Provider.Email, inc.Provider.DPOEmail, inc.ID, inc.Title} {
+			if err := add(nil, "provider", v); err != nil {
+				app.Close()
+				return err
+			}
+		}
+		return app.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("notice identities: %w", err)
+	}
+	return nil
 }

@@ -12,36 +12,72 @@ import (
 	"net/mail"
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/encoding/ianaindex"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/encoding/unicode/utf32"
+	"golang.org/x/text/transform"
 )
 
-// decodeMessage splits a message into its decoded headers and leaf parts.
+// decodeMessage splits a message into its decoded headers and leaf parts
+// (the checker normalises them, line by line). What cannot be decoded (an
+// unknown charset or transfer encoding) is an error, so the check fails
+// closed.
 func decodeMessage(data []byte) ([]segment, error) {
+	var segs []segment
+	if err := decodeRFC822(&segs, "", data, 0); err != nil {
+		return nil, err
+	}
+	return segs, nil
+}
+
+// decodeRFC822 decodes one message: the top one, or one attached to it
+// (message/rfc822), whose segments are labelled with prefix.
+func decodeRFC822(segs *[]segment, prefix string, data []byte, depth int) error {
 	msg, err := mail.ReadMessage(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	hb, err := headerText(msg.Header)
+	if err != nil {
+		return err
+	}
+	*segs = append(*segs, segment{prefix + "headers", hb, segHeaders})
+	return decodePart(segs, prefix, msg.Header.Get("Content-Type"), msg.Header.Get("Content-Transfer-Encoding"), "", msg.Body, depth)
+}
+
+var wordDecoder = &mime.WordDecoder{CharsetReader: func(charset string, input io.Reader) (io.Reader, error) {
+	t, err := charsetTransformer(charset)
 	if err != nil {
 		return nil, err
 	}
-	dec := &mime.WordDecoder{}
-	keys := make([]string, 0, len(msg.Header))
-	for k := range msg.Header {
+	return transform.NewReader(input, t), nil
+}}
+
+// headerText writes every header, encoded words decoded, one per line in
+// key order.
+func headerText(h map[string][]string) (string, error) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var hb strings.Builder
 	for _, k := range keys {
-		for _, v := range msg.Header[k] {
-			if d, err := dec.DecodeHeader(v); err == nil {
-				v = d
+		for _, v := range h[k] {
+			d, err := wordDecoder.DecodeHeader(v)
+			if err != nil {
+				return "", fmt.Errorf("header %s: %w", k, err)
 			}
-			hb.WriteString(k + ": " + v + "\n")
+			hb.WriteString(k + ": " + d + "\n")
 		}
 	}
-	segs := []segment{{"headers", hb.String(), segHeaders}}
-	err = decodePart(&segs, msg.Header.Get("Content-Type"), msg.Header.Get("Content-Transfer-Encoding"), "", msg.Body, 0)
-	return segs, err
+	return hb.String(), nil
 }
 
-func decodePart(segs *[]segment, ctype, cte, disposition string, body io.Reader, depth int) error {
+func decodePart(segs *[]segment, prefix, ctype, cte, disposition string, body io.Reader, depth int) error {
 	if depth > 8 {
 		return fmt.Errorf("MIME nesting too deep")
 	}
@@ -62,48 +98,111 @@ func decodePart(segs *[]segment, ctype, cte, disposition string, body io.Reader,
 			if err != nil {
 				return err
 			}
-			if err := decodePart(segs, p.Header.Get("Content-Type"), p.Header.Get("Content-Transfer-Encoding"), p.Header.Get("Content-Disposition"), p, depth+1); err != nil {
+			// A part's own headers (names, descriptions) are read too.
+			ph, err := headerText(p.Header)
+			if err != nil {
+				return err
+			}
+			*segs = append(*segs, segment{prefix + "part headers", ph, segHeaders})
+			if err := decodePart(segs, prefix, p.Header.Get("Content-Type"), p.Header.Get("Content-Transfer-Encoding"), p.Header.Get("Content-Disposition"), p, depth+1); err != nil {
 				return err
 			}
 		}
 	}
 	var r io.Reader = body
-	switch strings.ToLower(strings.TrimSpace(cte)) {
+	switch enc := strings.ToLower(strings.TrimSpace(cte)); enc {
 	case "quoted-printable":
 		r = quotedprintable.NewReader(body)
 	case "base64":
-		r = base64.NewDecoder(base64.StdEncoding, &newlineStripper{r: body})
+		r = base64.NewDecoder(base64.StdEncoding, &spaceStripper{r: body})
+	case "", "7bit", "8bit", "binary":
+	default:
+		return fmt.Errorf("%s part: unknown transfer encoding %q", mt, cte)
 	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return fmt.Errorf("%s part: %w", mt, err)
 	}
-	label := mt + " part"
+	if mt == "message/rfc822" || mt == "message/global" {
+		return decodeRFC822(segs, prefix+"attached message ", b, depth+1)
+	}
+	label := prefix + mt + " part"
+	kind := segProse
 	if disposition != "" {
 		if _, dp, err := mime.ParseMediaType(disposition); err == nil && dp["filename"] != "" {
-			label = "attachment " + dp["filename"]
+			label, kind = prefix+"attachment "+dp["filename"], segAttachment
 		}
 	}
-	text := string(b)
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, " ")
+	texts, err := decodeCharset(b, params["charset"])
+	if err != nil {
+		return fmt.Errorf("%s: %w", label, err)
 	}
-	if mt == "text/html" {
-		// The visible text (tags as spaces), and the inside of the tags,
-		// whose attributes (href, alt, title) could carry an identifier.
-		*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(tagInteriors(text)), segProse})
-		text = html.UnescapeString(visibleText(text))
+	for _, text := range texts {
+		if mt == "text/html" || mt == "application/xhtml+xml" {
+			// The visible text, and the inside of the tags, whose
+			// attributes (href, alt, title) could carry an identifier.
+			*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(tagInteriors(text)), segProse})
+			text = html.UnescapeString(visibleText(text))
+		}
+		*segs = append(*segs, segment{label, text, kind})
 	}
-	kind := segProse
-	if label != mt+" part" {
-		kind = segAttachment
-	}
-	*segs = append(*segs, segment{label, text, kind})
 	// Names of attachments are words of the message too.
-	if label != mt+" part" {
+	if kind == segAttachment {
 		*segs = append(*segs, segment{label + " (name)", label, segHeaders})
 	}
 	return nil
+}
+
+// decodeCharset turns a part's bytes into text by its declared charset.
+// Bytes that hold NULs whatever their label are read as UTF-16 too, both
+// ways: a reader's mail program may well show them so.
+func decodeCharset(b []byte, charset string) ([]string, error) {
+	t, err := charsetTransformer(charset)
+	if err != nil {
+		return nil, err
+	}
+	text := string(b)
+	if t != nil {
+		if text, _, err = transform.String(t, text); err != nil {
+			return nil, fmt.Errorf("charset %s: %w", charset, err)
+		}
+	}
+	out := []string{strings.ToValidUTF8(text, " ")}
+	if bytes.IndexByte(b, 0) >= 0 {
+		for _, e := range []encoding.Encoding{unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)} {
+			if s, _, err := transform.String(unicode.BOMOverride(e.NewDecoder()), string(b)); err == nil {
+				out = append(out, strings.ToValidUTF8(s, " "))
+			}
+		}
+	}
+	return out, nil
+}
+
+// charsetTransformer returns the decoder of a MIME charset, nil for UTF-8
+// and ASCII, an error for a charset leakmap cannot read.
+func charsetTransformer(charset string) (transform.Transformer, error) {
+	name := strings.ToLower(strings.TrimSpace(charset))
+	switch name {
+	case "", "utf-8", "utf8", "us-ascii", "ascii":
+		return nil, nil
+	case "utf-16": // RFC 2781: big-endian unless a BOM says otherwise
+		return unicode.BOMOverride(unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM).NewDecoder()), nil
+	case "utf-16le":
+		return unicode.BOMOverride(unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewDecoder()), nil
+	case "utf-16be":
+		return unicode.BOMOverride(unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM).NewDecoder()), nil
+	case "utf-32", "utf-32be":
+		return utf32.UTF32(utf32.BigEndian, utf32.UseBOM).NewDecoder(), nil
+	case "utf-32le":
+		return utf32.UTF32(utf32.LittleEndian, utf32.UseBOM).NewDecoder(), nil
+	}
+	if e, err := htmlindex.Get(name); err == nil {
+		return e.NewDecoder(), nil
+	}
+	if e, err := ianaindex.MIME.Encoding(name); err == nil && e != nil {
+		return e.NewDecoder(), nil
+	}
+	return nil, fmt.Errorf("unknown charset %q", charset)
 }
 
 // visibleText is the text a browser shows: comments and tags removed, a
@@ -180,15 +279,15 @@ func tagInteriors(s string) string {
 	}
 }
 
-// newlineStripper drops CR and LF so base64 lines decode as one stream.
-type newlineStripper struct{ r io.Reader }
+// spaceStripper drops whitespace so base64 lines decode as one stream.
+type spaceStripper struct{ r io.Reader }
 
-func (n *newlineStripper) Read(p []byte) (int, error) {
+func (n *spaceStripper) Read(p []byte) (int, error) {
 	for {
 		k, err := n.r.Read(p)
 		j := 0
 		for _, c := range p[:k] {
-			if c != '\r' && c != '\n' {
+			if c != '\r' && c != '\n' && c != ' ' && c != '\t' {
 				p[j] = c
 				j++
 			}

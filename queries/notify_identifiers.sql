@@ -1,4 +1,4 @@
--- notify: every tenant id and request id the analysis knows, with its owner, for the isolation manifest.
+-- notify: every tenant id and request id the analysis knows, and the directory's ids, names and addresses the last draft recorded, with their owner, for the isolation manifest.
 SELECT DISTINCT tenant_id, kind, value FROM (
     SELECT tenant_id, 'tenant_id' AS kind, tenant_id AS value FROM tenants
     UNION ALL SELECT tenant_id, 'tenant_id', tenant_id FROM affected_requests
@@ -7,5 +7,6 @@ SELECT DISTINCT tenant_id, kind, value FROM (
     UNION ALL SELECT tenant_id, 'request_id', request_id FROM affected_requests
     UNION ALL SELECT source_tenant_id, 'request_id', source_request_id FROM exposures
     UNION ALL SELECT recipient_tenant_id, 'request_id', trigger_request_id FROM exposures
+    UNION ALL SELECT tenant_id, kind, value FROM notice_identities WHERE tenant_id IS NOT NULL
 )
 ORDER BY tenant_id, kind, value;

@@ -98,15 +98,30 @@ func runNotifyDraft(ctx context.Context, g *globalOptions, opts notifyDraftOptio
 }
 
 func newNotifyCheckCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "check OUTBOX",
+	var dbPath string
+	cmd := &cobra.Command{
+		Use:   "check [--db CASE] OUTBOX",
 		Short: "Run the isolation check on every notice of an outbox",
-		Long: `Check, from the outbox alone (its .eml files and isolation manifest), that
-no notice holds another tenant's id, name, email or request id, or any logged
-text. Lists each failing notice with the reason; exits 4 if any fails.`,
+		Long: `Check that no notice holds another tenant's id, name, email or request id,
+or any logged text. Without --db, from the outbox alone (its .eml files and
+isolation manifest); with --db, the manifest is rebuilt from the case
+database instead of trusting the outbox's copy, and an outbox manifest that
+differs from it fails too. Lists each failing notice with the reason; exits 4
+if any fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := notify.Check(args[0])
+			var res *notify.CheckResult
+			var err error
+			if dbPath != "" {
+				db, oerr := g.openCase(cmd.Context(), dbPath)
+				if oerr != nil {
+					return oerr
+				}
+				defer db.Close()
+				res, err = notify.CheckCase(cmd.Context(), db, args[0])
+			} else {
+				res, err = notify.Check(args[0])
+			}
 			if err != nil {
 				return errs.Usage("%w", err)
 			}
@@ -120,6 +135,8 @@ text. Lists each failing notice with the reason; exits 4 if any fails.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&dbPath, "db", "", "case database: rebuild the manifest from it instead of trusting the outbox's copy")
+	return cmd
 }
 
 type notifySendOptions struct {

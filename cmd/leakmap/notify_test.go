@@ -81,6 +81,17 @@ provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com
 		t.Fatalf("check of a leak: exit %d\n%s", code, out)
 	}
 	os.WriteFile(p, raw, 0o644)
+	if code, out, _ := runCLI(t, "notify", "check", "--db", dbPath, outbox); code != 0 || !strings.Contains(out, "checked 3 notices: 0 failed") {
+		t.Fatalf("check --db: exit %d\n%s", code, out)
+	}
+	// An outbox manifest emptied by hand: --db rebuilds it and says so.
+	manifest := filepath.Join(outbox, "isolation.manifest")
+	manRaw, _ := os.ReadFile(manifest)
+	os.WriteFile(manifest, []byte("leakmap isolation manifest v2\nshingle 6\ntextks -\n"), 0o644)
+	if code, out, _ := runCLI(t, "notify", "check", "--db", dbPath, outbox); code != 4 || !strings.Contains(out, "FAIL isolation.manifest: differs from the manifest rebuilt") {
+		t.Fatalf("check --db of a tampered manifest: exit %d\n%s", code, out)
+	}
+	os.WriteFile(manifest, manRaw, 0o644)
 
 	if code, out, _ := runCLI(t, "notify", "send", "--db", dbPath, "--outbox", outbox); code != 0 || !strings.Contains(out, "dry run: 2 notices would be sent") {
 		t.Fatalf("dry run: exit %d\n%s", code, out)

@@ -1,0 +1,75 @@
+package notify
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The outbox's manifest is edited to forget t-alpha's identifiers, and
+// gamma's notice names t-alpha. The check from
+// the outbox alone is fooled; with the case database it is not.
+func TestCheckCaseRebuildsManifest(t *testing.T) {
+	db, res := draftFixture(t)
+	ctx := context.Background()
+	if got, err := CheckCase(ctx, db, res.Outbox); err != nil || len(got.Failures) != 0 || got.Checked != len(res.Notices) {
+		t.Fatalf("clean outbox: %+v %v", got, err)
+	}
+	gamma := noticeFor(t, res, "t-gamma").File
+	writeFile(t, res.Outbox, gamma, string(rebuild(t, readOutbox(t, res.Outbox, gamma), func(p *parsedMail) { p.text += "\nsee T-Alpha and r-a1\n" })))
+	manPath := filepath.Join(res.Outbox, manifestName)
+	man, err := os.ReadFile(manPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := ownerKey("t-alpha")
+	var kept []string
+	for _, line := range strings.Split(strings.TrimSuffix(string(man), "\n"), "\n") {
+		if strings.HasPrefix(line, "id "+alpha+" ") {
+			continue
+		}
+		kept = append(kept, line)
+	}
+	if len(kept) >= len(strings.Split(string(man), "\n"))-1 {
+		t.Fatal("the tampering removed nothing")
+	}
+	writeFile(t, res.Outbox, manifestName, strings.Join(kept, "\n")+"\n")
+
+	fooled, err := Check(res.Outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fooled.Failures) != 0 {
+		t.Fatalf("the outbox-only check was expected to be fooled by its own manifest: %+v", fooled.Failures)
+	}
+	got, err := CheckCase(ctx, db, res.Outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, f := range got.Failures {
+		reasons[f.File] = f.Reason
+	}
+	if len(got.Failures) != 2 || !strings.Contains(reasons[gamma], "another tenant's tenant id") || !strings.Contains(reasons[manifestName], "differs") {
+		t.Fatalf("with the case: %+v", got.Failures)
+	}
+	// Without the manifest at all, the case still checks every notice.
+	os.Remove(manPath)
+	if got, err := CheckCase(ctx, db, res.Outbox); err != nil || len(got.Failures) != 2 {
+		t.Fatalf("no manifest: %+v %v", got, err)
+	}
+}
+
+// A case drafted before notice_identities existed cannot be rebuilt: an
+// error, never a weaker check.
+func TestCheckCaseNeedsIdentities(t *testing.T) {
+	db, res := draftFixture(t)
+	if _, err := db.Exec(`DELETE FROM notice_identities`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckCase(context.Background(), db, res.Outbox); err == nil || !strings.Contains(err.Error(), "redraft") {
+		t.Fatalf("got %v", err)
+	}
+}
