@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/leakmap/leakmap/incident"
@@ -26,6 +27,7 @@ func page() (*template.Template, error) {
 			"value":     formatValue,
 			"num":       thousands,
 			"utc":       incident.FormatTime,
+			"cell":      cellHTML,
 		}).ParseFS(templates.FS, "report/*.html")
 	})
 	return pageTmpl, pageErr
@@ -42,6 +44,7 @@ type htmlTable struct {
 	Title string
 	Cols  []string
 	Num   []bool
+	Class []string // per column: num, hash, path, nowrap or ""
 	Rows  [][]string
 	Total int64
 }
@@ -130,6 +133,7 @@ func htmlRows(ctx context.Context, db *sql.DB, tb table, limit int) (htmlTable, 
 	for _, c := range tb.cols {
 		ht.Cols = append(ht.Cols, c.name)
 		ht.Num = append(ht.Num, c.kind == kInt || c.kind == kID)
+		ht.Class = append(ht.Class, cellClass(c))
 	}
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ("+tb.sql+")").Scan(&ht.Total); err != nil {
 		return ht, err
@@ -156,4 +160,41 @@ func htmlRows(ctx context.Context, db *sql.DB, tb table, limit int) (htmlTable, 
 		ht.Rows = append(ht.Rows, row)
 	}
 	return ht, rows.Err()
+}
+
+// cellClass says how a column's cells may break when printed: numbers,
+// times, tiers, roles and flags never; a SHA-256 only at its middle; a path
+// only after a '/' (so neither falls apart into 4-character pieces).
+func cellClass(c column) string {
+	switch {
+	case c.kind == kInt || c.kind == kID:
+		return "num"
+	case c.name == "sha256":
+		return "hash"
+	case c.name == "path":
+		return "path"
+	case c.kind == kTime || c.kind == kDate || c.kind == kBool,
+		strings.Contains(c.name, "tier"), c.name == "role", c.name == "format", c.name == "compression", c.name == "preset", c.name == "outcome":
+		return "nowrap"
+	}
+	return ""
+}
+
+// cellHTML writes a cell's value with the only break points its class
+// allows (<wbr>): the middle of a hash, after each '/' of a path.
+func cellHTML(class, v string) template.HTML {
+	esc := template.HTMLEscapeString
+	switch class {
+	case "hash":
+		if len(v) == 64 {
+			return template.HTML(esc(v[:32]) + "<wbr>" + esc(v[32:]))
+		}
+	case "path":
+		parts := strings.SplitAfter(v, "/")
+		for i := range parts {
+			parts[i] = esc(parts[i])
+		}
+		return template.HTML(strings.Join(parts, "<wbr>"))
+	}
+	return template.HTML(esc(v))
 }

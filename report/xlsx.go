@@ -136,7 +136,12 @@ func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string) er
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return sortZip(tmp, path, d.asOf)
+	return sortZip(tmp, path, d.asOf, func(name string, data []byte) []byte {
+		if name == "xl/charts/chart1.xml" {
+			return chartCache(data, d.days)
+		}
+		return data
+	})
 }
 
 // setRow writes a row of values starting at column 1 of row, with a style per cell.
@@ -181,13 +186,22 @@ func header(f *excelize.File, st *styles, sheet string, names []string, widths [
 		return err
 	}
 	// After the filter, which replaces the sheet properties.
-	return printSetup(f, sheet)
+	return printSetup(f, sheet, widths...)
 }
 
-// printSetup makes a sheet print landscape on A4, one page wide, with the
-// header row repeated on every page.
-func printSetup(f *excelize.File, sheet string) error {
-	landscape, a4, one, any := "landscape", 9, 1, 0
+// readableWidth is about what a landscape A4 page shows at a readable
+// scale, in column-width characters.
+const readableWidth = 170
+
+// printSetup makes a sheet print landscape on A4, as many pages wide as its
+// columns need to stay readable (one for most), with the header row
+// repeated on every page.
+func printSetup(f *excelize.File, sheet string, widths ...float64) error {
+	total := 0.0
+	for _, w := range widths {
+		total += w
+	}
+	landscape, a4, one, any := "landscape", 9, max(1, int((total+readableWidth-1)/readableWidth)), 0
 	if err := f.SetPageLayout(sheet, &excelize.PageLayoutOptions{Size: &a4, Orientation: &landscape, FitToWidth: &one, FitToHeight: &any}); err != nil {
 		return err
 	}
@@ -206,17 +220,20 @@ func frozenHeader() *excelize.Panes {
 func writeSummarySheet(f *excelize.File, st *styles, d *caseData) error {
 	const sh = "Summary"
 	items := summaryItems(d)
-	if err := header(f, st, sh, []string{"group", "figure", "value"}, []float64{12, 52, 26}, len(items)+1); err != nil {
+	widths := []float64{12, 52, 40}
+	if err := header(f, st, sh, []string{"group", "figure", "value"}, widths, len(items)+1); err != nil {
 		return err
 	}
 	for i, it := range items {
-		if err := setRow(f, sh, i+2, []any{it.Group, it.Label, it.Value}, func(_ int, v any) int {
-			if _, ok := v.(string); ok {
-				return 0
-			}
-			return st.styleFor(v)
-		}); err != nil {
+		vals := []any{it.Group, it.Label, it.Value}
+		if err := setRow(f, sh, i+2, vals, func(_ int, v any) int { return st.styleFor(v) }); err != nil {
 			return err
+		}
+		// Long values wrap in their cell rather than run under the chart.
+		if n := wrappedLines(vals, widths); n > 1 {
+			if err := f.SetRowHeight(sh, i+2, 15*float64(n)); err != nil {
+				return err
+			}
 		}
 	}
 	if len(d.days) == 0 {
@@ -224,7 +241,9 @@ func writeSummarySheet(f *excelize.File, st *styles, d *caseData) error {
 	}
 	n := len(d.days) + 1
 	noVary := false
-	return f.AddChart(sh, "E2", &excelize.Chart{
+	// Below the table, so no viewer or printout draws it over the figures.
+	anchor, _ := excelize.CoordinatesToCellName(1, len(items)+4)
+	return f.AddChart(sh, anchor, &excelize.Chart{
 		Type: excelize.Col,
 		Series: []excelize.ChartSeries{{
 			Name:       "'Per day'!$B$1",
@@ -239,6 +258,30 @@ func writeSummarySheet(f *excelize.File, st *styles, d *caseData) error {
 		YAxis:      excelize.ChartAxis{MajorGridLines: true, Font: excelize.Font{Color: "333333", Size: 9}},
 		Dimension:  excelize.ChartDimension{Width: 720, Height: 360},
 	})
+}
+
+// chartCache fills the Summary chart's cached values from the Per day rows:
+// excelize writes only the cell references, and a viewer that does not
+// recalculate (a previewer, a mail client) then draws no bars.
+func chartCache(xml []byte, days []DayRow) []byte {
+	var cat, val strings.Builder
+	fmt.Fprintf(&cat, `<strCache><ptCount val="%d"></ptCount>`, len(days))
+	fmt.Fprintf(&val, `<numCache><formatCode>General</formatCode><ptCount val="%d"></ptCount>`, len(days))
+	for i, x := range days {
+		fmt.Fprintf(&cat, `<pt idx="%d"><v>%s</v></pt>`, i, x.Day.Format("01-02"))
+		fmt.Fprintf(&val, `<pt idx="%d"><v>%d</v></pt>`, i, x.AffectedRequests)
+	}
+	cat.WriteString(`</strCache></strRef></cat>`)
+	val.WriteString(`</numCache>`)
+	s := string(xml)
+	if i := strings.Index(s, "<cat><strRef><f>"); i >= 0 {
+		if j := strings.Index(s[i:], "</f></strRef></cat>"); j >= 0 {
+			end := i + j + len("</f></strRef></cat>")
+			s = s[:end-len("</strRef></cat>")] + cat.String() + s[end:]
+		}
+	}
+	s = strings.Replace(s, "<numCache><formatCode></formatCode></numCache>", val.String(), 1)
+	return []byte(s)
 }
 
 func writeRegulatorSheet(f *excelize.File, st *styles, d *caseData) error {
@@ -357,7 +400,11 @@ func streamTable(ctx context.Context, f *excelize.File, st *styles, db *sql.DB, 
 		if err := f.AutoFilter(name, fmt.Sprintf("A1:%s%d", lastCol, max(n+1, 2)), nil); err != nil {
 			return err
 		}
-		if err := printSetup(f, name); err != nil {
+		widths := make([]float64, len(t.cols))
+		for i, c := range t.cols {
+			widths[i] = c.width
+		}
+		if err := printSetup(f, name, widths...); err != nil {
 			return err
 		}
 		var err error
@@ -421,7 +468,7 @@ func streamTable(ctx context.Context, f *excelize.File, st *styles, db *sql.DB, 
 // sortZip copies the workbook's zip entries, still compressed, in a fixed
 // order and dated stamp: excelize writes streamed sheets in map order,
 // which differs from run to run, and leaves entry dates at zero.
-func sortZip(from, to string, stamp time.Time) error {
+func sortZip(from, to string, stamp time.Time, rewrite func(name string, data []byte) []byte) error {
 	r, err := zip.OpenReader(from)
 	if err != nil {
 		return err
@@ -441,7 +488,7 @@ func sortZip(from, to string, stamp time.Time) error {
 	}
 	w := zip.NewWriter(out)
 	for _, zf := range files {
-		if err := copyEntry(w, zf, stamp); err != nil {
+		if err := copyEntry(w, zf, stamp, rewrite); err != nil {
 			out.Close()
 			return fmt.Errorf("write %s: %w", to, err)
 		}
@@ -453,9 +500,26 @@ func sortZip(from, to string, stamp time.Time) error {
 	return out.Close()
 }
 
-func copyEntry(w *zip.Writer, zf *zip.File, stamp time.Time) error {
+func copyEntry(w *zip.Writer, zf *zip.File, stamp time.Time, rewrite func(string, []byte) []byte) error {
 	if zf.Name == "[Content_Types].xml" {
 		return rewriteContentTypes(w, zf, stamp)
+	}
+	if strings.HasPrefix(zf.Name, "xl/charts/") {
+		rc, err := zf.Open()
+		if err != nil {
+			return err
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+		dst, err := w.CreateHeader(&zip.FileHeader{Name: zf.Name, Method: zip.Deflate, Modified: stamp.UTC()})
+		if err != nil {
+			return err
+		}
+		_, err = dst.Write(rewrite(zf.Name, data))
+		return err
 	}
 	fh := zf.FileHeader
 	fh.Modified = stamp.UTC()
