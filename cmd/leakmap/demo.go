@@ -25,12 +25,17 @@ func newDemoCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo [--out DIR]",
 		Short: "Simulate an incident and run every step on it",
-		Long: `Simulate a cross-tenant leak in a disaggregated inference cluster (logs,
-incident file, tenant directory and the simulator's ground truth, in
-DIR/simulated), recover the capacity timeline from the engines' start-up
-lines ('leakmap preflight', into DIR/preflight), then run the whole pipeline
-on it with that timeline into DIR, and print a short summary and where to
-look. The demo is deterministic for a given --seed.`,
+		Long: `Simulate a cross-tenant leak in a disaggregated inference cluster, the
+seed's incident (launch 27 Aug 2026, withdrawal 9 Sep 14:00 UTC, restored at
+19:40 with a larger prefill pool), into DIR/simulated: the logs a provider
+keeps (the LiteLLM proxy's spend logs and each SGLang host's prefill and
+decode request logs, under real/), the incident file naming them
+(incident-real.yaml), the tenant directory and the simulator's ground truth.
+Recover the capacity timeline from the engines' start-up lines ('leakmap
+preflight', into DIR/preflight), then run the whole pipeline with that
+timeline into DIR (the logs joined into one request per call), and print a
+short summary and where to look. The demo is deterministic for a given
+--seed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDemo(cmd.Context(), g, opts)
@@ -55,12 +60,15 @@ func runDemo(ctx context.Context, g *globalOptions, opts demoOptions) error {
 	if err != nil {
 		return err
 	}
+	// The case is built from the logs a provider really keeps (the
+	// proxy's spend logs, the engines' prefill and decode request logs),
+	// joined into one request per call: incident-real.yaml's sources.
 	s, err := runRun(ctx, g, runOptions{
-		incident: filepath.Join(simDir, "incident.yaml"),
+		incident: filepath.Join(simDir, "incident-real.yaml"),
 		tenants:  filepath.Join(simDir, "tenants.csv"),
 		out:      opts.out,
 		timeline: timeline,
-	}, []string{filepath.Join(simDir, "logs")})
+	}, nil)
 	if err != nil {
 		return err
 	}
@@ -73,6 +81,7 @@ func runDemo(ctx context.Context, g *globalOptions, opts demoOptions) error {
 		{filepath.Join(s.out, "exposures.csv"), "every exposure with its tier and evidence"},
 		{filepath.Join(s.out, "outbox") + "/", "one .eml per notice; send with 'leakmap notify send'"},
 		{filepath.Join(s.out, "preflight", "findings.csv"), "the hosts whose KV pool was below their context, from their start-up lines"},
+		{filepath.Join(simDir, "real") + "/", "the proxy's and the engines' logs the case was built from"},
 		{filepath.Join(simDir, "truth") + "/", "the simulator's ground truth, to compare"},
 	}
 	width := 0
