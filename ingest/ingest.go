@@ -176,7 +176,7 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 				continue // a file two sources name is read once, by the first
 			}
 			seen[p] = true
-			fi, err := preflight(ctx, db, p, m, opts.Format)
+			fi, err := checkFields(ctx, db, p, m, opts.Format)
 			if err != nil {
 				return nil, err
 			}

@@ -14,9 +14,9 @@ import (
 // sampleRecords is how many records of a file's head the field check reads.
 const sampleRecords = 1000
 
-// preflight hashes and identifies a file and checks that the mapping finds
+// checkFields hashes and identifies a file and checks that the mapping finds
 // every required field in it. Its errors are errs.Input naming the file.
-func preflight(ctx context.Context, db *sql.DB, path string, m *Mapping, format string) (*fileInfo, error) {
+func checkFields(ctx context.Context, db *sql.DB, path string, m *Mapping, format string) (*fileInfo, error) {
 	fi := &fileInfo{path: path, name: filepath.Base(path)}
 	var err error
 	if fi.size, fi.sha256, err = hashFile(path); err != nil {
