@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +229,95 @@ func checkJoinReport(t *testing.T, db *sql.DB, res *ingest.Result, sum *simulate
 	}
 	if rs.LostPrefill == 0 || rs.LostDecode == 0 || rs.GatewayDuplicates == 0 || rs.RoomRepeats == 0 {
 		t.Errorf("the simulation planted too little noise to test: %+v", rs)
+	}
+}
+
+// TestRealLayoutsOneRequestPerCall loads the same real-layout incident
+// with several subsets of its sources: whatever is loaded, an over-long call
+// is one affected request (the gateway row and the engine records of a
+// call are never counted twice), and every trigger of the truth is found.
+func TestRealLayoutsOneRequestPerCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation end to end")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := simulate.DefaultConfig()
+	cfg.Requests = 3000
+	if _, err := simulate.Generate(ctx, nil, dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	inc, err := incident.Load(filepath.Join(dir, "incident-real.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := csvtest.ReadColumn(t, filepath.Join(dir, "truth", "affected_requests.csv"), "request_id")
+	decodeLost := map[string]bool{}
+	for _, c := range csvtest.Read(t, filepath.Join(dir, "truth", "real_calls.csv")) {
+		decodeLost[c["request_id"]] = c["decode_rid"] == ""
+	}
+	edges := map[string]string{}
+	for _, e := range csvtest.Read(t, filepath.Join(dir, "truth", "edge_cases.csv")) {
+		edges[e["request_id"]] = e["name"]
+	}
+	all := realSources(t, inc)
+	pick := func(roles ...string) []ingest.Source {
+		var out []ingest.Source
+		for _, s := range all {
+			if slices.Contains(roles, s.Keys.Role) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	// A subset can miss a trigger only for want of the record that shows
+	// it: without the proxy, a call whose decode record was lost (its cut
+	// prefill record says 1 token); with the proxy alone, the call at the
+	// very start of the window (the proxy saw it a few milliseconds before).
+	noGateway := func(id string) bool { return decodeLost[id] }
+	gatewayOnly := func(id string) bool { return edges[id] == "window-start" }
+	for _, tc := range []struct {
+		name    string
+		srcs    []ingest.Source
+		exact   bool // every record of a call is there to place it: the truth exactly
+		mayMiss func(string) bool
+	}{
+		{"gateway+prefill+decode", all, true, nil},
+		{"gateway+decode", pick("gateway", "decode"), false, nil},
+		{"prefill+decode", pick("prefill", "decode"), false, noGateway},
+		{"gateway", pick("gateway"), false, gatewayOnly},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := ingest.RunSources(ctx, db, nil, tc.srcs, ingest.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			analyse(t, db, inc, out)
+			got := csvtest.ReadColumn(t, filepath.Join(out, "affected_requests.csv"), "request_id")
+			count := map[string]int{}
+			for _, id := range got {
+				count[id]++
+				if count[id] > 1 {
+					t.Errorf("%s is %d affected requests", id, count[id])
+				}
+			}
+			for _, id := range truth {
+				if count[id] == 0 && tc.mayMiss != nil && tc.mayMiss(id) {
+					continue
+				}
+				if count[id] != 1 {
+					t.Errorf("trigger %s is %d affected requests, want 1", id, count[id])
+				}
+			}
+			if tc.exact && len(got) != len(truth) {
+				t.Errorf("%d affected requests, truth %d", len(got), len(truth))
+			}
+			t.Logf("%d affected requests (truth %d)", len(got), len(truth))
+		})
 	}
 }
