@@ -130,7 +130,7 @@ func TestOneAffectedRequestPerCall(t *testing.T) {
 	}{
 		{"gateway, prefill and decode", []srec{g, p, d}, []string{"chatcmpl-d1 team-a over_capacity cut_at_prefill"}},
 		{"gateway and decode", []srec{g, d}, []string{"chatcmpl-d1 team-a over_capacity"}},
-		{"gateway and prefill (lost decode)", []srec{g, p}, []string{"chatcmpl-d1 team-a over_capacity"}},
+		{"gateway and prefill (lost decode)", []srec{g, p}, []string{"chatcmpl-d1 team-a over_capacity cut_at_prefill"}},
 		{"prefill and decode (no gateway: unattributed)", []srec{p, d}, []string{"chatcmpl-d1  over_capacity cut_at_prefill"}},
 		{"gateway alone", []srec{g}, []string{"chatcmpl-d1 team-a over_capacity"}},
 		{"decode alone", []srec{d}, []string{"chatcmpl-d1  over_capacity"}},

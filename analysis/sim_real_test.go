@@ -175,8 +175,8 @@ func checkJoinReport(t *testing.T, db *sql.DB, res *ingest.Result, sum *simulate
 		case d && !p:
 			lostPrefillOnly++
 		}
-		if served && (d || (p && c["cut_at_prefill"] != "true")) {
-			servedEngine++ // by the decode rid, else the prefill record's time and size (a cut one says 1 token)
+		if served && (d || p) {
+			servedEngine++ // by the decode rid, else the prefill record's time and size (a cut one's abort message gives the length)
 		}
 	}
 	rows, err := db.Query(`SELECT role, outcome, reason, sum(records) FROM join_report GROUP BY ALL`)

@@ -298,14 +298,26 @@ func TestJoin(t *testing.T) {
 			sources: 2,
 		},
 		{
-			name: "lost decode: gateway call with unknown instances, the cut prefill alone and not served",
+			name: "lost decode: the cut prefill joins the gateway by the length its abort message gives",
 			recs: []srec{
 				gatewayRec(2, "chatcmpl-d1", t0, "team-a", 812004, 377, 200),
-				prefillRec(1, "chatcmpl-p1", 5, "glm-p1", t0, 1),
+				prefillRec(1, "chatcmpl-p1", 5, "glm-p1", "2026-09-02T08:14:03.7Z", 1),
+			},
+			want: []string{
+				"chatcmpl-d1 team-a glm-5.3 812004 377 200 glm-p1 - 2026-09-02T08:14:03.512000Z 2026-09-02T08:14:10.512000Z - true",
+			},
+			report:  []string{"gateway matched by model, time and sizes: 1", "prefill unmatched no decode record: 1"},
+			sources: 2,
+		},
+		{
+			name: "lost decode, prefill not near the gateway call: each alone, the cut prefill not served",
+			recs: []srec{
+				gatewayRec(2, "chatcmpl-d1", t0, "team-a", 812004, 377, 200),
+				prefillRec(1, "chatcmpl-p1", 5, "glm-p1", "2026-09-02T08:14:06Z", 1),
 			},
 			want: []string{
 				"chatcmpl-d1 team-a glm-5.3 812004 377 200 - - 2026-09-02T08:14:03.512000Z 2026-09-02T08:14:10.512000Z - false",
-				"chatcmpl-p1  glm-5.3 1 1 400 glm-p1 - 2026-09-02T08:14:03.512000Z 2026-09-02T08:14:04.512000Z - false",
+				"chatcmpl-p1  glm-5.3 1 1 400 glm-p1 - 2026-09-02T08:14:06Z 2026-09-02T08:14:07Z - false",
 			},
 			report:  []string{"gateway unmatched no engine record: 1", "prefill unmatched no decode record; no gateway record: 1"},
 			sources: 2,
@@ -324,6 +336,22 @@ func TestJoin(t *testing.T) {
 			report: []string{"decode matched by shared id: 1", "gateway matched by shared id: 1", "gateway matched duplicate: 2",
 				"prefill matched by shared id: 1"},
 			sources: 5,
+		},
+		{
+			name: "a decode record split by the hourly rotation: its received half joins the finished one",
+			recs: []srec{
+				gatewayRec(2, "chatcmpl-d1", t0, "team-a", 812004, 377, 200),
+				prefillRec(1, "chatcmpl-p1", 5, "glm-p1", t0, 1),
+				// glm-d3_0.log.2026-09-02_08: the received event only
+				{file: 103, line: 9, role: "decode", rid: "chatcmpl-d1", room: 5, instance: "glm-d3", ts: t0d, model: "glm-5.3", prompt: -1, completion: -1},
+				// glm-d3_0.log.2026-09-02_09: the finished event
+				{file: 106, line: 1, role: "decode", rid: "chatcmpl-d1", room: 5, instance: "glm-d3", ts: "2026-09-02T08:14:05Z", end: "2026-09-02T09:00:01Z",
+					model: "glm-5.3", prompt: 812004, completion: 377, finish: "stop"},
+			},
+			want: []string{"chatcmpl-d1 team-a glm-5.3 812004 377 200 glm-p1 glm-d3 2026-09-02T08:14:03.900000Z 2026-09-02T09:00:01Z true true"},
+			report: []string{"decode matched by shared id: 1", "decode matched duplicate: 1",
+				"gateway matched by shared id: 1", "prefill matched by shared id: 1"},
+			sources: 4,
 		},
 		{
 			name: "engine records without a gateway: unattributed, still served and holding slots",
