@@ -118,13 +118,13 @@ func TestRealLayoutsAgainstSimulation(t *testing.T) {
 			equalLines(t, "confirmed exposures, real vs canonical", confirmed(outR), confirmed(outC))
 
 			// The bug's fingerprint: a trigger whose cut prefill record
-			// was kept and can be joined (through its decode record's
-			// room; its own size, 1, matches no proxy row) is marked
-			// cut_at_prefill; one whose record was lost is over capacity
-			// only.
+			// was kept is marked cut_at_prefill, joined through its decode
+			// record's room, or (its decode record lost) to the proxy row by
+			// the length its abort message gives; one whose prefill record
+			// was lost is over capacity only.
 			cut := map[string]bool{}
 			for _, c := range csvtest.Read(t, filepath.Join(truth, "real_calls.csv")) {
-				cut[c["request_id"]] = c["cut_at_prefill"] == "true" && c["decode_rid"] != ""
+				cut[c["request_id"]] = c["cut_at_prefill"] == "true"
 			}
 			for _, r := range aR {
 				if want := cut[r["request_id"]]; strings.Contains(r["evidence"], "cut_at_prefill") != want {
