@@ -229,6 +229,9 @@ func (w *realWriter) add(g *generator, r *row, prompt, resp string) error {
 	}
 	cl.room = w.rng.Int64N(1 << 31)
 	cl.prefillRid = "chatcmpl-" + w.hexID()
+	if r.prefill != "" && r.decode >= 0 {
+		r.prefillRid = cl.prefillRid
+	}
 	cl.decodeRid = r.id
 	if !served(r.status) {
 		cl.decodeRid = "chatcmpl-" + w.hexID() // the proxy logged its own id: nothing links them

@@ -435,6 +435,26 @@ func TestRealLayouts(t *testing.T) {
 			t.Errorf("%s: real_calls.csv cut_at_prefill %s", r.id, c["cut_at_prefill"])
 		}
 	}
+	// The scheduler's error line in the host's text log names the same rid.
+	textLog := map[string]string{}
+	texts, _ := filepath.Glob(filepath.Join(dir, "real", "engine", "text", "*"))
+	for _, f := range texts {
+		textLog[f] = string(readMaybeGz(t, f))
+	}
+	for _, p := range recs["prefill"] {
+		if p.finishType != "abort" {
+			continue
+		}
+		found := false
+		for f, text := range textLog {
+			if strings.HasPrefix(filepath.Base(f), p.host+".log") && strings.Contains(text, "self.rid='"+p.rid+"'") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("cut prefill record %s on %s: no error line names it in the host's text log", p.rid, p.host)
+		}
+	}
 	if nPrefill != rs.PrefillRecords || nDecode != rs.DecodeRecords || len(recs["prefill"]) != nPrefill || len(recs["decode"]) != nDecode ||
 		nCut != rs.PrefillCuts || nCutServed != rs.CutAtPrefill || nCutServed < len(trig)/2 {
 		t.Errorf("records: prefill %d/%d/%d, decode %d/%d/%d, cuts %d/%d, served cuts %d/%d, triggers %d",

@@ -330,6 +330,7 @@ type row struct {
 	prefill    string
 	decode     int    // pool index, -1: none
 	decodeInst string // its name ("" when none)
+	prefillRid string // the prefill server's rid in the real layouts ("" when none)
 	served     bool
 	trigger    bool
 	threshold  int64
@@ -823,10 +824,10 @@ func (g *generator) onAlloc(r *row) error {
 		prompt = strings.Join(promptWords(r.own.textSeed), " ")
 	}
 	r.sources = nil // the truth is written; keep no owners alive through it
-	g.observeStartup(r)
 	if err := g.real.add(g, r, prompt, resp); err != nil {
 		return err
 	}
+	g.observeStartup(r) // after the real layouts: it names the prefill record's rid
 	return g.out.write(g, r, prompt, resp)
 }
 

@@ -87,7 +87,11 @@ func (g *generator) observeStartup(r *row) {
 	if r.prefill != "" {
 		h := note(r.prefill, "prefill")
 		if r.prompt > g.prefillPoolAt(r.prefill, r.ts) {
-			h.cuts = append(h.cuts, cutInput{ts: r.ts, prompt: r.prompt, rid: fmt.Sprintf("pf-%016x", mix(r.n^g.key^0x637574))})
+			rid := r.prefillRid // the scheduler names the rid of the host's own request log
+			if rid == "" {
+				rid = fmt.Sprintf("pf-%016x", mix(r.n^g.key^0x637574))
+			}
+			h.cuts = append(h.cuts, cutInput{ts: r.ts, prompt: r.prompt, rid: rid})
 		}
 	}
 	if r.decodeInst != "" {
