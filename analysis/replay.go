@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -147,7 +148,7 @@ func (t *sourceTally) result(rowID int64, rows []replayRow) triggerSlots {
 	for idx, n := range t.bySource {
 		ts.sources = append(ts.sources, sourceSlots{rows[idx].rowID, n})
 	}
-	slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmpInt64(a.rowID, b.rowID) })
+	slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmp.Compare(a.rowID, b.rowID) })
 	return ts
 }
 
@@ -427,7 +428,7 @@ func (p *sortedPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
 	if p.free.totalSlots < n && len(p.released) > 0 {
 		// Merge the release list into the free list, by slot index.
 		all := p.free.drain(p.released)
-		slices.SortFunc(all, func(a, b slotRun) int { return cmpInt64(int64(a.s), int64(b.s)) })
+		slices.SortFunc(all, func(a, b slotRun) int { return cmp.Compare(int64(a.s), int64(b.s)) })
 		for _, r := range all {
 			p.free.pushBack(r)
 		}
@@ -557,14 +558,4 @@ func replayOne(in instanceReplay, policy string) replayResult {
 		}
 	}
 	return res
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -30,7 +31,7 @@ func synthInstance(n int, seed uint64) instanceReplay {
 	for i := range in.relOrder {
 		in.relOrder[i] = int32(i)
 	}
-	slices.SortStableFunc(in.relOrder, func(a, b int32) int { return cmpInt64(in.rows[a].end, in.rows[b].end) })
+	slices.SortStableFunc(in.relOrder, func(a, b int32) int { return cmp.Compare(in.rows[a].end, in.rows[b].end) })
 	return in
 }
 

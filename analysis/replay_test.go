@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -75,7 +76,7 @@ func refReplay(in instanceReplay, policy string) replayResult {
 		for id, n := range bySource {
 			ts.sources = append(ts.sources, sourceSlots{id, n})
 		}
-		slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmpInt64(a.rowID, b.rowID) })
+		slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmp.Compare(a.rowID, b.rowID) })
 		res.triggers = append(res.triggers, ts)
 	}
 
@@ -96,7 +97,7 @@ func refReplay(in instanceReplay, policy string) replayResult {
 		events = append(events, event{row.ts, 2, i})
 	}
 	slices.SortStableFunc(events, func(a, b event) int {
-		if c := cmpInt64(a.t, b.t); c != 0 {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
 		return a.kind - b.kind
@@ -164,7 +165,7 @@ func randomInstance(rng *rand.Rand, n int, pool int64) instanceReplay {
 		in.relOrder[i] = int32(i)
 	}
 	rng.Shuffle(n, func(a, b int) { in.relOrder[a], in.relOrder[b] = in.relOrder[b], in.relOrder[a] })
-	slices.SortStableFunc(in.relOrder, func(a, b int32) int { return cmpInt64(in.rows[a].end, in.rows[b].end) })
+	slices.SortStableFunc(in.relOrder, func(a, b int32) int { return cmp.Compare(in.rows[a].end, in.rows[b].end) })
 	return in
 }
 

@@ -96,7 +96,7 @@ func checkRanges(inc *Incident, bad func(format string, a ...any)) {
 
 func checkYear(t time.Time) error {
 	if y := t.UTC().Year(); y < MinYear || y >= MaxYear {
-		return fmt.Errorf("%s is outside the years %d to %d", Format(t), MinYear, MaxYear-1)
+		return fmt.Errorf("%s is outside the years %d to %d", FormatTime(t), MinYear, MaxYear-1)
 	}
 	return nil
 }
@@ -109,7 +109,7 @@ func (inc *Incident) CheckAsOf(t time.Time) error {
 		return err
 	}
 	if t.Before(inc.WindowStart) {
-		return fmt.Errorf("%s is before window.start %s", Format(t), Format(inc.WindowStart))
+		return fmt.Errorf("%s is before window.start %s", FormatTime(t), FormatTime(inc.WindowStart))
 	}
 	return nil
 }

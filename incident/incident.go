@@ -275,7 +275,7 @@ func Parse(data []byte, dir string) (*Incident, error) {
 	inc.WindowStart = reqTime("window.start", raw.Window.Start)
 	inc.WindowEnd = reqTime("window.end", raw.Window.End)
 	if !inc.WindowStart.IsZero() && !inc.WindowEnd.IsZero() && !inc.WindowEnd.After(inc.WindowStart) {
-		bad("window.end: %s is not after window.start %s", Format(inc.WindowEnd), Format(inc.WindowStart))
+		bad("window.end: %s is not after window.start %s", FormatTime(inc.WindowEnd), FormatTime(inc.WindowStart))
 	}
 	inc.LaunchedAt = optTime("launched_at", raw.LaunchedAt)
 	inc.DiscoveredAt = optTime("discovered_at", raw.DiscoveredAt)
@@ -481,11 +481,9 @@ func ParseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// Format writes t in UTC RFC 3339, the one time format of every output.
-func Format(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// FormatTime is Format that keeps a sub-second part (microseconds), matching
-// the SQL macro rfc3339 used by every CSV output.
+// FormatTime writes t in UTC RFC 3339, the one time format of every output:
+// whole seconds, or microseconds when t has a sub-second part, matching the
+// SQL macro rfc3339 that every CSV output uses.
 func FormatTime(t time.Time) string {
 	t = t.UTC()
 	if t.Nanosecond()/1000 == 0 {

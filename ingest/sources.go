@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -189,7 +190,7 @@ func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst file
 		if e.reason != "" {
 			return s.reject(line, e.reason, raw)
 		}
-		if containsSum(done[ridStr], sum) {
+		if slices.Contains(done[ridStr], sum) {
 			s.duplicateLine()
 			return nil
 		}
@@ -202,7 +203,7 @@ func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst file
 			req = &engineRequest{line: line}
 			pending[ridStr] = req
 		}
-		if containsSum(req.sums, sum) {
+		if slices.Contains(req.sums, sum) {
 			s.duplicateLine()
 			return nil
 		}
@@ -237,15 +238,6 @@ func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst file
 		}
 	}
 	return nil
-}
-
-func containsSum(sums [][32]byte, s [32]byte) bool {
-	for _, x := range sums {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func truncate(s string, n int) string {

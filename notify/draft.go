@@ -221,7 +221,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	reg.Reason = "addressed to the provider's contact point, who files it with the supervisory authority"
 	if facts.Late && !slices.Contains(wordings[regLang].Custom, "delay_reasons") {
 		logger.Warn("the regulator notice is late and the incident file gives no reasons (notices.delay_reasons): it uses leakmap's default wording",
-			"deadline", incident.Format(*facts.Deadline), "as_of", incident.Format(asOf))
+			"deadline", incident.FormatTime(*facts.Deadline), "as_of", incident.FormatTime(asOf))
 	}
 	if err := writeNotice(outbox, &reg.IndexRow, reg.eml); err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func mustIncident() *incident.Incident {
 func reqs(role, tier string, own bool, n int, ts time.Time) []requestRow {
 	var out []requestRow
 	for i := range n {
-		out = append(out, requestRow{Role: role, RequestID: fmt.Sprintf("r-%s-%s-%d", role, tier, i), TS: incident.Format(ts.Add(time.Duration(i) * time.Minute)), Tier: tier, Own: own})
+		out = append(out, requestRow{Role: role, RequestID: fmt.Sprintf("r-%s-%s-%d", role, tier, i), TS: incident.FormatTime(ts.Add(time.Duration(i) * time.Minute)), Tier: tier, Own: own})
 	}
 	return out
 }
