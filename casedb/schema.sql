@@ -124,7 +124,7 @@ CREATE TABLE IF NOT EXISTS send_ledger (
     notice_id    VARCHAR NOT NULL,
     recipient    VARCHAR NOT NULL,
     message_id   VARCHAR NOT NULL,
-    status       VARCHAR NOT NULL,   -- sending | accepted | failed
+    status       VARCHAR NOT NULL,   -- sending | accepted | deferred | rejected (failed: older cases, as deferred)
     attempts     INTEGER NOT NULL,
     server_reply VARCHAR NOT NULL,
     attempted_at TIMESTAMPTZ NOT NULL
@@ -135,6 +135,11 @@ CREATE TABLE IF NOT EXISTS send_ledger (
 ALTER TABLE notices ADD COLUMN IF NOT EXISTS sha256 VARCHAR;
 CREATE SEQUENCE IF NOT EXISTS send_ledger_seq START 1;
 ALTER TABLE send_ledger ADD COLUMN IF NOT EXISTS seq BIGINT;
+-- notify: one row per address (recipient holds one address; rows of older
+-- cases may hold a ;-separated list), statuses sending | accepted | deferred
+-- (4xx or no answer: retried) | rejected (5xx: retried only when asked), and
+-- the SHA-256 of the message sent (a redraft that changed is told apart).
+ALTER TABLE send_ledger ADD COLUMN IF NOT EXISTS sha256 VARCHAR;
 
 -- rfc3339(ts): the one time format of every output: UTC, whole seconds unless
 -- the time has a fraction, then microseconds.

@@ -7,9 +7,11 @@ import (
 	"crypto/tls"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/mail"
+	"net/textproto"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,11 +24,13 @@ import (
 	"github.com/leakmap/leakmap/queries"
 )
 
-// Ledger statuses.
+// Ledger statuses, per address.
 const (
 	LedgerSending  = "sending"
 	LedgerAccepted = "accepted"
-	LedgerFailed   = "failed"
+	LedgerDeferred = "deferred" // 4xx, or no answer: retried on the next run
+	LedgerRejected = "rejected" // 5xx: recorded with the reply, retried only with RetryPermanent
+	ledgerFailed   = "failed"   // older cases' word for a failure: retried like deferred
 )
 
 // SendOptions configures an SMTP send. Send false is a dry run: nothing is
@@ -39,32 +43,59 @@ type SendOptions struct {
 	From               string // envelope sender; "" uses each notice's From
 	RatePerSecond      float64
 	Send               bool
+	RetryPermanent     bool          // send again to addresses that answered 5xx
 	TLSConfig          *tls.Config   // optional: a private CA, or tests
 	Timeout            time.Duration // per SMTP exchange; 0: 30s
 }
 
-// SendResult counts what one run did.
+// SendResult counts what one run did. Sent, AlreadyAccepted and Failed
+// count notices; Deferred and Rejected count addresses of this run.
+// Undelivered lists the notices no address of which has accepted them.
 type SendResult struct {
 	Sent, AlreadyAccepted, Failed, DryRun int
+	Deferred, Rejected                    int
+	Undelivered                           []Undelivered
+}
+
+// Undelivered is a notice that no address has accepted, with why.
+type Undelivered struct {
+	NoticeID, TenantID, File string
+	Reason                   string // each address's last answer, or why it was not sent
 }
 
 type sendable struct {
-	NoticeID, Recipients, MessageID, File, SHA256, LastStatus string
-	Attempts                                                  int
+	NoticeID, TenantID, Recipients, MessageID, File, SHA256 string
 }
 
-// Send sends every ready notice of the case not yet recorded as accepted
-// in the send ledger, and never one that is. Each SMTP transaction is
-// preceded by a "sending" row and followed by "accepted" (with the server's
-// reply) or "failed": a crash between the two leaves "sending", and a rerun
-// sends that notice again with the same Message-ID. Blocked and
-// cannot-notify notices are never sent; neither is a file changed since its
-// isolation check (its SHA-256 no longer matches the notices table).
+// addrState is the latest ledger state of one address for one message.
+type addrState struct {
+	Status, Reply, SHA256 string
+	Attempts              int
+}
+
+type addrKey struct{ notice, addr, messageID string }
+
+// Send sends every ready notice of the case to each of its addresses not
+// yet recorded as having accepted it, and never again to one that has.
+// Each SMTP transaction is preceded by a "sending" row per address and
+// followed by each address's answer: "accepted" (with the server's reply),
+// "deferred" (4xx, or no answer: retried on the next run) or "rejected"
+// (5xx: kept with the reply, retried only with RetryPermanent). A crash
+// between the two leaves "sending", and a rerun sends to that address again
+// with the same Message-ID. A notice is delivered when at least one of its
+// addresses accepted it; Send returns an error while a notice has none.
+// Blocked and cannot-notify notices are never sent; neither is a file
+// changed since its isolation check (its SHA-256 no longer matches the
+// notices table).
 func Send(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, opts SendOptions) (*SendResult, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	list, err := loadSendable(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	states, err := loadLedger(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +116,36 @@ func Send(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, o
 		interval = time.Duration(float64(time.Second) / opts.RatePerSecond)
 	}
 	var next time.Time
+	changed := 0
 	for _, n := range list {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		if n.LastStatus == LedgerAccepted {
-			res.AlreadyAccepted++
+		addrs := splitAddresses(n.Recipients)
+		var pending []string
+		accepted := false
+		var answers []string
+		for _, a := range addrs {
+			st := states[addrKey{n.NoticeID, a, n.MessageID}]
+			switch {
+			case st.Status == LedgerAccepted:
+				accepted = true
+			case st.Status == LedgerRejected && !opts.RetryPermanent:
+				answers = append(answers, a+": "+st.Reply)
+			default:
+				pending = append(pending, a)
+			}
+		}
+		undelivered := func(reason string) {
+			res.Failed++
+			res.Undelivered = append(res.Undelivered, Undelivered{n.NoticeID, n.TenantID, n.File, reason})
+		}
+		if len(pending) == 0 {
+			if accepted {
+				res.AlreadyAccepted++
+			} else {
+				undelivered(strings.Join(answers, "; ") + " (permanent; --retry-permanent sends again)")
+			}
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(outbox, n.File))
@@ -99,18 +154,16 @@ func Send(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, o
 		}
 		sum := sha256.Sum256(data)
 		if hex.EncodeToString(sum[:]) != n.SHA256 {
-			res.Failed++
+			changed++
 			logger.Error("notice changed since its isolation check; not sent (redraft)", "notice", n.NoticeID, "file", n.File)
-			if opts.Send {
-				if err := ledger(ctx, db, n, LedgerFailed, n.Attempts, "not sent: file changed since the isolation check"); err != nil {
-					return res, err
-				}
+			if !accepted {
+				undelivered("not sent: file changed since the isolation check; redraft")
 			}
 			continue
 		}
 		if !opts.Send {
 			res.DryRun++
-			logger.Info("dry run: would send", "notice", n.NoticeID, "file", n.File, "message_id", n.MessageID)
+			logger.Info("dry run: would send", "notice", n.NoticeID, "file", n.File, "to", strings.Join(pending, ";"), "message_id", n.MessageID)
 			continue
 		}
 		if interval > 0 {
@@ -133,55 +186,118 @@ func Send(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, o
 		if err := s.connect(ctx); err != nil {
 			return res, fmt.Errorf("smtp: connect to %s: %w", s.addr(), err)
 		}
-		attempt := n.Attempts + 1
-		if err := ledger(ctx, db, n, LedgerSending, attempt, ""); err != nil {
-			return res, err
-		}
-		reply, sendErr := s.send(from, strings.Split(n.Recipients, ";"), data)
-		if sendErr != nil {
-			res.Failed++
-			logger.Error("send failed", "notice", n.NoticeID, "err", sendErr)
-			s.drop() // the next notice starts on a fresh connection
-			if err := ledger(ctx, db, n, LedgerFailed, attempt, sendErr.Error()); err != nil {
+		for _, a := range pending {
+			st := states[addrKey{n.NoticeID, a, n.MessageID}]
+			if err := ledger(ctx, db, n, a, LedgerSending, st.Attempts+1, ""); err != nil {
 				return res, err
 			}
-			continue
 		}
-		res.Sent++
-		logger.Debug("accepted", "notice", n.NoticeID, "reply", reply)
-		if err := ledger(ctx, db, n, LedgerAccepted, attempt, reply); err != nil {
-			return res, err
+		results, sendErr := s.send(from, pending, data)
+		if sendErr != nil {
+			logger.Error("send failed", "notice", n.NoticeID, "err", sendErr)
+			s.drop() // the next notice starts on a fresh connection
+		}
+		acceptedNow := false
+		for _, a := range pending {
+			r, ok := results[a]
+			if !ok { // no answer for it: the transaction broke off
+				r = rcptResult{LedgerDeferred, "no answer"}
+				if sendErr != nil {
+					r.reply = sendErr.Error()
+				}
+			}
+			st := states[addrKey{n.NoticeID, a, n.MessageID}]
+			if err := ledger(ctx, db, n, a, r.status, st.Attempts+1, r.reply); err != nil {
+				return res, err
+			}
+			switch r.status {
+			case LedgerAccepted:
+				acceptedNow = true
+				logger.Debug("accepted", "notice", n.NoticeID, "to", a, "reply", r.reply)
+			case LedgerRejected:
+				res.Rejected++
+				answers = append(answers, a+": "+r.reply)
+				logger.Warn("address rejected the notice (permanent)", "notice", n.NoticeID, "to", a, "reply", r.reply)
+			default:
+				res.Deferred++
+				answers = append(answers, a+": "+r.reply)
+				logger.Warn("address deferred the notice (retried on the next run)", "notice", n.NoticeID, "to", a, "reply", r.reply)
+			}
+		}
+		switch {
+		case acceptedNow:
+			res.Sent++
+		case accepted:
+			res.AlreadyAccepted++
+		default:
+			undelivered(strings.Join(answers, "; "))
 		}
 	}
-	if res.Failed > 0 && !opts.Send {
-		return res, fmt.Errorf("%d notice(s) changed since their isolation check and would not be sent; redraft them", res.Failed)
+	if changed > 0 && !opts.Send {
+		return res, fmt.Errorf("%d notice(s) changed since their isolation check and would not be sent; redraft them", changed)
 	}
 	if res.Failed > 0 {
-		return res, fmt.Errorf("%d notice(s) not accepted; rerun 'leakmap notify send --send' to retry them (accepted ones are never sent again)", res.Failed)
+		return res, fmt.Errorf("%d notice(s) accepted by none of their addresses; rerun 'leakmap notify send --send' to retry the temporary failures (addresses that accepted are never sent again; permanent rejections only with --retry-permanent)", res.Failed)
 	}
 	return res, nil
 }
 
+// splitAddresses splits a notice's ;-separated recipients.
+func splitAddresses(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ";") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func loadSendable(ctx context.Context, db *sql.DB) ([]sendable, error) {
-	rows, err := db.QueryContext(ctx, queries.Get("notify_sendable"))
+	var out []sendable
+	err := eachRow(ctx, db, "notify_sendable", func(rows *sql.Rows) error {
+		var n sendable
+		err := rows.Scan(&n.NoticeID, &n.TenantID, &n.Recipients, &n.MessageID, &n.File, &n.SHA256)
+		out = append(out, n)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("notices: %w", err)
 	}
-	defer rows.Close()
-	var out []sendable
-	for rows.Next() {
-		var n sendable
-		if err := rows.Scan(&n.NoticeID, &n.Recipients, &n.MessageID, &n.File, &n.SHA256, &n.LastStatus, &n.Attempts); err != nil {
-			return nil, fmt.Errorf("notices: %w", err)
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-func ledger(ctx context.Context, db *sql.DB, n sendable, status string, attempts int, reply string) error {
-	if _, err := db.ExecContext(ctx, queries.Get("notify_ledger_insert"), n.NoticeID, n.Recipients, n.MessageID,
-		status, attempts, reply, time.Now().UTC()); err != nil {
+// loadLedger reads the latest state of every (notice, address, message).
+// A row of an older case names every address of the notice at once: it
+// stands for each of them.
+func loadLedger(ctx context.Context, db *sql.DB) (map[addrKey]addrState, error) {
+	out := map[addrKey]addrState{}
+	err := eachRow(ctx, db, "notify_ledger_latest", func(rows *sql.Rows) error {
+		var notice, rcpt, msgID string
+		var st addrState
+		if err := rows.Scan(&notice, &rcpt, &msgID, &st.Status, &st.Attempts, &st.Reply, &st.SHA256); err != nil {
+			return err
+		}
+		if st.Status == ledgerFailed {
+			st.Status = LedgerDeferred
+		}
+		for _, a := range splitAddresses(rcpt) {
+			k := addrKey{notice, a, msgID}
+			if old, ok := out[k]; !ok || old.Status != LedgerAccepted {
+				out[k] = st
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("send ledger: %w", err)
+	}
+	return out, nil
+}
+
+func ledger(ctx context.Context, db *sql.DB, n sendable, addr, status string, attempts int, reply string) error {
+	if _, err := db.ExecContext(ctx, queries.Get("notify_ledger_insert"), n.NoticeID, addr, n.MessageID,
+		status, attempts, reply, time.Now().UTC(), n.SHA256); err != nil {
 		return fmt.Errorf("send ledger: %w", err)
 	}
 	return nil
@@ -272,32 +388,85 @@ func (s *smtpSender) connect(ctx context.Context) error {
 	return nil
 }
 
-// send runs one SMTP transaction and returns the server's reply to DATA.
-func (s *smtpSender) send(from string, rcpts []string, data []byte) (string, error) {
-	if err := s.conn.Mail(from); err != nil {
-		return "", fmt.Errorf("MAIL FROM: %w", err)
+// rcptResult is one address's answer: a ledger status and the reply.
+type rcptResult struct{ status, reply string }
+
+// classify turns an SMTP error into a ledger status: 5xx permanent, 4xx
+// (and anything without a code) temporary.
+func classify(err error) rcptResult {
+	var te *textproto.Error
+	if errors.As(err, &te) {
+		reply := fmt.Sprintf("%d %s", te.Code, te.Msg)
+		if te.Code >= 500 && te.Code < 600 {
+			return rcptResult{LedgerRejected, reply}
+		}
+		return rcptResult{LedgerDeferred, reply}
 	}
+	return rcptResult{LedgerDeferred, err.Error()}
+}
+
+func smtpCode(err error) bool {
+	var te *textproto.Error
+	return errors.As(err, &te)
+}
+
+// send runs one SMTP transaction to every address that takes its RCPT,
+// and returns each address's answer. An address refused at RCPT does not
+// stop the others. The error is set when the transaction broke off (no
+// connection, no answer): addresses without a result then have none.
+func (s *smtpSender) send(from string, rcpts []string, data []byte) (map[string]rcptResult, error) {
+	out := map[string]rcptResult{}
+	if err := s.conn.Mail(from); err != nil {
+		return out, fmt.Errorf("MAIL FROM: %w", err)
+	}
+	var ok []string
 	for _, r := range rcpts {
-		if err := s.conn.Rcpt(r); err != nil {
-			return "", fmt.Errorf("RCPT TO %s: %w", r, err)
+		err := s.conn.Rcpt(r)
+		switch {
+		case err == nil:
+			ok = append(ok, r)
+		case smtpCode(err):
+			out[r] = classify(err)
+		default:
+			return out, fmt.Errorf("RCPT TO %s: %w", r, err)
+		}
+	}
+	if len(ok) == 0 {
+		if err := s.conn.Reset(); err != nil {
+			return out, fmt.Errorf("RSET: %w", err)
+		}
+		return out, nil
+	}
+	all := func(r rcptResult) {
+		for _, a := range ok {
+			out[a] = r
 		}
 	}
 	w, err := s.conn.Data()
 	if err != nil {
-		return "", fmt.Errorf("DATA: %w", err)
+		if smtpCode(err) {
+			all(classify(err))
+			return out, s.conn.Reset()
+		}
+		return out, fmt.Errorf("DATA: %w", err)
 	}
 	if _, err := w.Write(data); err != nil {
 		w.Close()
-		return "", fmt.Errorf("DATA: %w", err)
+		return out, fmt.Errorf("DATA: %w", err)
 	}
 	if err := w.Close(); err != nil {
-		return "", fmt.Errorf("end of DATA: %w", err)
+		if smtpCode(err) {
+			all(classify(err))
+			return out, nil
+		}
+		return out, fmt.Errorf("end of DATA: %w", err)
 	}
 	reply := "250"
 	if d, ok := w.(*smtp.DataCloser); ok && d.ServerResponse() != "" {
 		reply = "250 " + d.ServerResponse()
 	}
-	return reply, nil
+	all(rcptResult{LedgerAccepted, reply})
+	return out, nil
 }
 
 // drop abandons the connection after a failure.

@@ -47,6 +47,8 @@ type testServer struct {
 	down      bool
 	user      string // when set, AUTH PLAIN with user/pass is required
 	pass      string
+	refuse    map[string]int // address -> SMTP code its RCPT gets (550, 451)
+	rcpts     map[string]int // RCPT attempts per address
 }
 
 func startServer(t testing.TB, tlsConf *tls.Config) *testServer {
@@ -119,8 +121,33 @@ func (s *testSession) Mail(from string, _ *smtp.MailOptions) error {
 	return nil
 }
 func (s *testSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.ts.mu.Lock()
+	defer s.ts.mu.Unlock()
+	if s.ts.rcpts == nil {
+		s.ts.rcpts = map[string]int{}
+	}
+	s.ts.rcpts[to]++
+	if code := s.ts.refuse[to]; code != 0 {
+		return &smtp.SMTPError{Code: code, EnhancedCode: smtp.EnhancedCode{code / 100, 1, 1}, Message: "mailbox unavailable"}
+	}
 	s.cur.to = append(s.cur.to, to)
 	return nil
+}
+
+// refuseRcpt makes the server answer code to RCPT TO addr (0: accept).
+func (ts *testServer) refuseRcpt(addr string, code int) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.refuse == nil {
+		ts.refuse = map[string]int{}
+	}
+	ts.refuse[addr] = code
+}
+
+func (ts *testServer) rcptCount(addr string) int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.rcpts[addr]
 }
 func (s *testSession) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
@@ -158,16 +185,16 @@ func byMessageID(t testing.TB, msgs []received) map[string][]parsedMail {
 }
 
 func ledgerStates(t testing.TB, db *sql.DB) map[string][]string {
-	rows, err := db.Query(`SELECT notice_id, status FROM send_ledger ORDER BY seq`)
+	rows, err := db.Query(`SELECT notice_id, recipient, status FROM send_ledger ORDER BY seq`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := map[string][]string{}
+	out := map[string][]string{} // "notice address" -> states in order
 	for rows.Next() {
-		var id, st string
-		rows.Scan(&id, &st)
-		out[id] = append(out[id], st)
+		var id, rcpt, st string
+		rows.Scan(&id, &rcpt, &st)
+		out[id+" "+rcpt] = append(out[id+" "+rcpt], st)
 	}
 	return out
 }
@@ -238,7 +265,8 @@ func TestSendDeliversEveryReadyNoticeOnce(t *testing.T) {
 			t.Errorf("%s: attachment %q (%s), want %q", n.File, p.attachment, p.attachmentName, csv)
 		}
 	}
-	// Every sent notice: sending, then accepted with the server's reply.
+	// Every address of every sent notice: sending, then accepted with the
+	// server's reply.
 	for id, states := range ledgerStates(t, db) {
 		if strings.Join(states, ",") != "sending,accepted" {
 			t.Errorf("%s ledger %v", id, states)
@@ -287,6 +315,7 @@ func TestSendResumesAfterServerDrop(t *testing.T) {
 		t.Fatalf("rerun: %+v", second)
 	}
 	list, _ := loadSendable(ctx, db)
+	states, _ := loadLedger(ctx, db)
 	inFlight := list[2].MessageID
 	byID := byMessageID(t, ts.messages())
 	for _, n := range list {
@@ -297,11 +326,13 @@ func TestSendResumesAfterServerDrop(t *testing.T) {
 		if len(byID[n.MessageID]) != want {
 			t.Errorf("%s received %d times, want %d", n.NoticeID, len(byID[n.MessageID]), want)
 		}
-		if n.LastStatus != LedgerAccepted {
-			t.Errorf("%s: last state %s", n.NoticeID, n.LastStatus)
+		for _, a := range splitAddresses(n.Recipients) {
+			if st := states[addrKey{n.NoticeID, a, n.MessageID}]; st.Status != LedgerAccepted {
+				t.Errorf("%s %s: last state %s", n.NoticeID, a, st.Status)
+			}
 		}
 	}
-	if got := strings.Join(ledgerStates(t, db)[list[2].NoticeID], ","); got != "sending,failed,sending,accepted" {
+	if got := strings.Join(ledgerStates(t, db)[list[2].NoticeID+" "+list[2].Recipients], ","); got != "sending,deferred,sending,accepted" {
 		t.Errorf("in-flight notice ledger: %s", got)
 	}
 	var attempts int
@@ -323,8 +354,10 @@ func TestSendRetriesNoticeLeftSending(t *testing.T) {
 		if i == 0 {
 			status = LedgerSending
 		}
-		if err := ledger(ctx, db, n, status, 1, ""); err != nil {
-			t.Fatal(err)
+		for _, a := range splitAddresses(n.Recipients) {
+			if err := ledger(ctx, db, n, a, status, 1, ""); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	got, err := Send(ctx, db, nil, res.Outbox, plainOpts(ts))

@@ -148,6 +148,7 @@ func (o *notifySendOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.db, "db", "", "case database")
 	f.StringVar(&o.outbox, "outbox", "", "outbox folder written by 'notify draft'")
 	f.BoolVar(&o.send.Send, "send", false, "really send (default: dry run)")
+	f.BoolVar(&o.send.RetryPermanent, "retry-permanent", false, "send again to addresses that refused with a permanent (5xx) error")
 	f.StringVar(&o.send.Host, "smtp-host", "", "SMTP server host")
 	f.IntVar(&o.send.Port, "smtp-port", 0, "SMTP port (default 587 starttls, 465 tls, 25 none)")
 	f.StringVar(&o.send.Username, "smtp-user", "", "SMTP user (authentication when set)")
@@ -185,9 +186,15 @@ func newNotifySendCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "send --db CASE --outbox OUTBOX [--send] [SMTP flags]",
 		Short: "Send the ready notices through SMTP (a dry run unless --send)",
-		Long: `Send every ready notice not yet recorded as accepted in the send ledger
-(table send_ledger), and never one that is: a rerun after a crash or an SMTP
-failure resumes. Blocked and cannot-notify notices are never sent. Without
+		Long: `Send every ready notice to each of its addresses not yet recorded as
+having accepted it in the send ledger (table send_ledger, one row per
+address), and never again to one that has: a rerun after a crash or an SMTP
+failure resumes. An address that answers 4xx (or does not answer) is retried
+on the next run; one that answers 5xx is recorded with the server's reply and
+retried only with --retry-permanent. A notice is delivered when one of its
+addresses accepted it; the summary lists the notices no address accepted,
+and the exit status is 1 while there is one. Blocked and cannot-notify
+notices are never sent. Without
 --send, only lists what would be sent. SMTP settings fall back to the
 environment: LEAKMAP_SMTP_HOST, LEAKMAP_SMTP_PORT, LEAKMAP_SMTP_USER,
 LEAKMAP_SMTP_PASSWORD, LEAKMAP_SMTP_TLS (starttls|tls|none), LEAKMAP_SMTP_FROM.`,
@@ -213,9 +220,17 @@ func runNotifySend(ctx context.Context, g *globalOptions, opts notifySendOptions
 	res, err := notify.Send(ctx, db, g.logger, opts.outbox, opts.send)
 	if res != nil {
 		if opts.send.Send {
-			fmt.Fprintf(g.stdout, "sent %d, already accepted %d, failed %d\n", res.Sent, res.AlreadyAccepted, res.Failed)
+			fmt.Fprintf(g.stdout, "sent %d, already accepted %d, failed %d (addresses: %d deferred, retried on the next run; %d rejected)\n",
+				res.Sent, res.AlreadyAccepted, res.Failed, res.Deferred, res.Rejected)
 		} else {
 			fmt.Fprintf(g.stdout, "dry run: %d notices would be sent, %d already accepted, %d failed checks (use --send to send)\n", res.DryRun, res.AlreadyAccepted, res.Failed)
+		}
+		for _, u := range res.Undelivered {
+			who := "regulator"
+			if u.TenantID != "" {
+				who = "tenant " + u.TenantID
+			}
+			fmt.Fprintf(g.stdout, "  no address accepted %s (%s): %s\n", who, u.File, u.Reason)
 		}
 	}
 	return err
