@@ -225,6 +225,7 @@ func loadRecordFiles(ctx context.Context, db *sql.DB, logger *slog.Logger, batch
 		r := &results[i]
 		d := dups[s.fileID]
 		r.Read, r.Loaded, r.Rejected, r.Duplicates = s.read, s.appended-d, s.rejected, s.dupLines+d
+		r.Damage = rf.fi.damage
 		if r.Read != r.Loaded+r.Rejected+r.Duplicates {
 			return nil, fmt.Errorf("%s: read %d != loaded %d + rejected %d + duplicates %d", r.Path, r.Read, r.Loaded, r.Rejected, r.Duplicates)
 		}

@@ -40,6 +40,7 @@ type fileInfo struct {
 	format      string
 	head        []byte // first sniffSize bytes of the decompressed content
 	maxLine     int    // Options.MaxLineBytes
+	damage      string // set by the read: the compressed stream broke ("truncated gzip stream")
 }
 
 // hashFile returns the file's size and SHA-256 (of the bytes on disk).
@@ -95,6 +96,7 @@ func decompress(r io.Reader, compression string) (io.ReadCloser, error) {
 type readCloser struct {
 	io.Reader
 	close func() error
+	dmg   *streamDamage // compressed streams only
 }
 
 func (r *readCloser) Close() error { return r.close() }
@@ -129,6 +131,13 @@ func detect(fi *fileInfo, want string) error {
 		return fmt.Errorf("not a log: %s content unreadable: %w", fi.compression, err)
 	}
 	fi.head = head[:n]
+	if d := damageOf(rc); d != nil && d.err != nil {
+		// The stream broke inside the head: its last line is cut, and is
+		// judged (rejected) by the load, not here.
+		if i := bytes.LastIndexByte(fi.head, '\n'); i >= 0 {
+			fi.head = fi.head[:i+1]
+		}
+	}
 	text := bytes.TrimPrefix(fi.head, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimSpace(text)
 	if len(trimmed) == 0 {

@@ -124,6 +124,9 @@ func checkLines(ctx context.Context, path, compression string, maxLine int, prog
 			atLineStart = true
 		}
 		if errors.Is(err, io.EOF) {
+			if d := damageOf(rc); d != nil && d.err != nil {
+				return lineCheck{err: d.err} // the checked path loads what it holds
+			}
 			if gathering {
 				endLine()
 			}

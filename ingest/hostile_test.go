@@ -286,3 +286,79 @@ func TestLongLineInBoundedMemory(t *testing.T) {
 		t.Errorf("peak RSS %d MB for a 4 GiB line: not bounded", rss)
 	}
 }
+
+// TestTruncatedCompressedFile: a .gz (or .zst) cut short between two good
+// files: the rows before the break load, the cut line is rejected as
+// "truncated gzip stream", the files after it load, and the run ends with
+// an input error (exit 3) naming the file; a rerun, which skips the file as
+// already loaded, says so again.
+func TestTruncatedCompressedFile(t *testing.T) {
+	gen := func(prefix string, csvText bool) string {
+		var b strings.Builder
+		if csvText {
+			b.WriteString("request_id,ts,tenant_id,model,prompt_tokens,prompt_text\n")
+		}
+		for i := range 2000 {
+			text := fmt.Sprintf("prompt %d with some words that do not compress away %d", i, i*7919)
+			if csvText {
+				fmt.Fprintf(&b, "%s%04d,2026-09-01T10:00:00Z,t,glm-5.3,%d,%s\n", prefix, i, i, text)
+				continue
+			}
+			r := row(fmt.Sprintf("%s%04d", prefix, i), "2026-09-01T10:00:00Z", i)
+			r["prompt_text"] = text
+			b.WriteString(jsonl(r))
+		}
+		return b.String()
+	}
+	for _, c := range []struct{ name, ext, comp string }{
+		{"gzip jsonl", "jsonl.gz", "gzip"},
+		{"zstd jsonl", "jsonl.zst", "zstd"},
+		{"gzip csv", "csv.gz", "gzip"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			csvText := strings.HasPrefix(c.ext, "csv")
+			a := writeFile(t, filepath.Join(dir, "a."+c.ext), gen("a", csvText))
+			b := writeFile(t, filepath.Join(dir, "b."+c.ext), gen("b", csvText))
+			data, _ := os.ReadFile(b)
+			os.WriteFile(b, data[:len(data)*6/10], 0o644)
+			last := writeFile(t, filepath.Join(dir, "c."+c.ext), gen("c", csvText))
+			db := openCase(t)
+			for pass := 1; pass <= 2; pass++ {
+				res, err := Run(context.Background(), db, nil, []string{a, b, last}, Options{})
+				if !errors.Is(err, errs.ErrInput) || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), b+" (truncated "+c.comp+" stream)") {
+					t.Fatalf("pass %d: err = %v, want an input error naming %s", pass, err, b)
+				}
+				if len(res.Files) != 3 {
+					t.Fatalf("pass %d: %d files", pass, len(res.Files))
+				}
+				if pass == 2 {
+					if !res.Files[1].AlreadyLoaded || res.Files[1].Damage == "" {
+						t.Errorf("rerun: %+v", res.Files[1])
+					}
+					continue
+				}
+				checkReconciled(t, db, res)
+				fa, fb, fc := res.Files[0], res.Files[1], res.Files[2]
+				if fa.Loaded != 2000 || fc.Loaded != 2000 || fa.Damage != "" || fc.Damage != "" {
+					t.Errorf("good files: %+v %+v", fa, fc)
+				}
+				if fb.Loaded < 100 || fb.Loaded >= 2000 || fb.Rejected != 1 || fb.Damage != "truncated "+c.comp+" stream" {
+					t.Errorf("truncated file: %+v", fb)
+				}
+				var reason string
+				var line int64
+				if err := db.QueryRow("SELECT reason, line FROM rejected_rows").Scan(&reason, &line); err != nil || reason != "truncated "+c.comp+" stream" {
+					t.Errorf("rejected row: %q %v", reason, err)
+				}
+				header := int64(0)
+				if strings.HasPrefix(c.ext, "csv") {
+					header = 1
+				}
+				if line != fb.Loaded+1+header {
+					t.Errorf("the cut line is %d, want %d (after the %d rows loaded)", line, fb.Loaded+1+header, fb.Loaded)
+				}
+			}
+		})
+	}
+}

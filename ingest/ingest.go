@@ -42,9 +42,11 @@ package ingest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,7 +93,16 @@ type FileResult struct {
 	Read, Loaded, Rejected, Duplicates, Conflicts int64
 	AlreadyLoaded                                 bool // same SHA-256 already in the case: skipped whole, adds nothing
 	NameReused                                    bool // same file name loaded before with another hash: loaded and flagged
+	// Damage says the compressed stream broke ("truncated gzip stream"):
+	// the rows before the break are loaded, the line it cut is rejected
+	// with this reason, and Run ends with an ErrDamaged error naming it.
+	Damage string
 }
+
+// ErrDamaged is wrapped (with errs.ErrInput, exit 3) by the error Run ends
+// with when a file's compressed stream broke: the case lacks the file's
+// rest. 'leakmap run' stops there unless --keep-going.
+var ErrDamaged = errors.New("damaged input")
 
 // Result is every file's outcome and the totals.
 type Result struct {
@@ -228,16 +239,44 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 		return res, fmt.Errorf("ingest: totals do not reconcile: read %d, loaded %d, rejected %d, duplicates %d",
 			res.Read, res.Loaded, res.Rejected, res.Duplicates)
 	}
+	damaged, err := damagedFiles(ctx, db, res)
+	if err != nil {
+		return res, err
+	}
 	// Real-layout records become requests only through the join, over every
 	// record of the case (a later file can complete an earlier call).
 	has, err := hasSourceRecords(ctx, db)
 	if err != nil || !has {
-		return res, err
+		return res, errors.Join(err, damaged)
 	}
 	if res.Join, err = Join(ctx, db, logger, opts.Join); err != nil {
 		return res, err
 	}
-	return res, nil
+	return res, damaged
+}
+
+// damagedFiles is the ErrDamaged error naming every file whose compressed
+// stream broke, in this run or when it was loaded (a rerun skips the file
+// as already loaded, but its case still lacks the rest), or nil.
+func damagedFiles(ctx context.Context, db *sql.DB, res *Result) (damaged, err error) {
+	var names []string
+	for i := range res.Files {
+		f := &res.Files[i]
+		if f.AlreadyLoaded {
+			err := db.QueryRowContext(ctx, queries.Get("ingest_file_damage"), f.SHA256).Scan(&f.Damage)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("ingest_file_damage: %w", err)
+			}
+		}
+		if f.Damage != "" {
+			names = append(names, f.Path+" ("+f.Damage+")")
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return errs.Input("%w: %s: the rows before the break are loaded, the rest of the file is missing from the case; "+
+		"get an intact copy, or go on knowingly (leakmap run --keep-going)", ErrDamaged, strings.Join(names, ", ")), nil
 }
 
 // resolveMapping compiles a source's layout or mapping file with its keys.
@@ -297,6 +336,7 @@ func loadOne(ctx context.Context, db *sql.DB, logger *slog.Logger, fi *fileInfo,
 	if err := l.load(ctx); err != nil {
 		return fr, err
 	}
+	l.res.Damage = fi.damage
 	return l.res, nil
 }
 

@@ -27,15 +27,26 @@ type lineReader struct {
 	line int64
 	buf  []byte
 	max  int
+	// dmg is the stream's damage, if it is compressed: the line the break
+	// cut (or, at a line end, one line standing for the lost rest) is
+	// reported once as a *longLineError with the damage as its reason.
+	dmg     *streamDamage
+	dmgDone bool
 }
 
 // longLineError is a line over the limit: its number and full length.
 type longLineError struct {
 	line, size int64
 	max        int
+	why        string // another reason than the length: the stream broke
 }
 
-func (e *longLineError) Error() string { return longReason(e.size, e.max) }
+func (e *longLineError) Error() string {
+	if e.why != "" {
+		return e.why
+	}
+	return longReason(e.size, e.max)
+}
 
 func longReason(size int64, max int) string {
 	return fmt.Sprintf("line of %d bytes is longer than --max-line-bytes %d: not read (its first %d bytes are kept)", size, max, keepLongBytes)
@@ -46,7 +57,7 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20), max: max}
+	return &lineReader{r: bufio.NewReaderSize(r, 1<<20), max: max, dmg: damageOf(r)}
 }
 
 // next returns the next line without its line ending, and its 1-based
@@ -80,6 +91,12 @@ func (l *lineReader) next() ([]byte, int64, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		broken := errors.Is(err, io.EOF) && l.dmg != nil && l.dmg.err != nil && !l.dmgDone
+		if broken && size == 0 {
+			l.dmgDone = true
+			l.line++
+			return nil, l.line, &longLineError{line: l.line, max: l.max, why: l.dmg.reason()}
+		}
 		if err != nil && (!errors.Is(err, io.EOF) || size == 0) {
 			return nil, 0, err
 		}
@@ -97,6 +114,13 @@ func (l *lineReader) next() ([]byte, int64, error) {
 		b := l.buf
 		if !long {
 			b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+		}
+		if broken { // the break cut this line
+			l.dmgDone = true
+			if len(b) > keepLongBytes {
+				b = b[:keepLongBytes]
+			}
+			return b, l.line, &longLineError{line: l.line, size: content, max: l.max, why: l.dmg.reason()}
 		}
 		if content > int64(l.max) {
 			if len(b) > keepLongBytes {
@@ -132,4 +156,46 @@ func (ll *longLines) reason(line int64) string {
 		return e.Error()
 	}
 	return ""
+}
+
+// streamDamage is a compressed stream that broke before its end (a
+// truncated .gz): what was read before the break loads as usual, and the
+// file is reported.
+type streamDamage struct {
+	comp string
+	err  error
+}
+
+func (d *streamDamage) reason() string {
+	if errors.Is(d.err, io.ErrUnexpectedEOF) {
+		return "truncated " + d.comp + " stream"
+	}
+	return fmt.Sprintf("damaged %s stream (%v)", d.comp, d.err)
+}
+
+// damageReader ends a decompressed stream at its first error, as if the
+// file ended there, and records the error.
+type damageReader struct {
+	r io.Reader
+	d *streamDamage
+}
+
+func (r *damageReader) Read(p []byte) (int, error) {
+	if r.d.err != nil {
+		return 0, io.EOF
+	}
+	n, err := r.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.d.err = err
+		return n, io.EOF
+	}
+	return n, err
+}
+
+// damageOf is the damage of a stream openContentWith opened, nil if none.
+func damageOf(r io.Reader) *streamDamage {
+	if rc, ok := r.(*readCloser); ok && rc.dmg != nil {
+		return rc.dmg
+	}
+	return nil
 }

@@ -209,6 +209,9 @@ func readFile(ctx context.Context, fi *fileInfo, m *Mapping, prog *progress, ins
 	}
 	defer rc.Close()
 	err = readStream(ctx, rc, fi.format, fi.maxLine, m, inst, s)
+	if d := damageOf(rc); d != nil && d.err != nil {
+		fi.damage = d.reason()
+	}
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("%s: %w", fi.path, err)
 	}
@@ -302,5 +305,10 @@ func openContentWith(path, compression string, wrap func(io.Reader) io.Reader) (
 		f.Close()
 		return nil, err
 	}
-	return &readCloser{Reader: rc, close: func() error { rc.Close(); return f.Close() }}, nil
+	out := &readCloser{Reader: rc, close: func() error { rc.Close(); return f.Close() }}
+	if compression != compNone {
+		out.dmg = &streamDamage{comp: compression}
+		out.Reader = &damageReader{r: rc, d: out.dmg}
+	}
+	return out, nil
 }

@@ -264,6 +264,7 @@ func readCSV(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileIns
 		q := csvQuotes{fieldStart: true}
 		start, size := int64(0), int64(0)
 		started, over := false, false
+		why := "" // a reason other than the length (the stream broke)
 		for {
 			b, line, err := lr.next()
 			le := (*longLineError)(nil)
@@ -280,7 +281,7 @@ func readCSV(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileIns
 				}
 				n := int64(len(b))
 				if le != nil {
-					n = le.size
+					n, why = le.size, le.why
 				}
 				if !started {
 					if le == nil && isBlank(b) {
@@ -324,7 +325,7 @@ func readCSV(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileIns
 				header = rec
 			default:
 				if over {
-					long.add(&longLineError{line: start, size: size, max: lr.max})
+					long.add(&longLineError{line: start, size: size, max: lr.max, why: why})
 				}
 				if err := yield(chunk, start); err != nil {
 					return err
@@ -332,7 +333,7 @@ func readCSV(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileIns
 			}
 			chunk = chunk[:0]
 			q = csvQuotes{fieldStart: true}
-			started, over, size = false, false, 0
+			started, over, size, why = false, false, 0, ""
 			if eof {
 				return nil
 			}

@@ -92,11 +92,18 @@ func printIngest(w io.Writer, res *ingest.Result) {
 		switch {
 		case f.AlreadyLoaded:
 			already++
-			fmt.Fprintf(w, "%s: already loaded (sha256 %s), nothing added\n", f.Path, f.SHA256[:12])
+			damage := ""
+			if f.Damage != "" {
+				damage = " [" + f.Damage + " when loaded: the rest of the file is missing]"
+			}
+			fmt.Fprintf(w, "%s: already loaded (sha256 %s), nothing added%s\n", f.Path, f.SHA256[:12], damage)
 		default:
 			flag := ""
 			if f.NameReused {
 				flag = " [name loaded before with other content]"
+			}
+			if f.Damage != "" {
+				flag += " [" + f.Damage + ": the rows after the break are missing]"
 			}
 			kind := ""
 			if f.Role != "" && f.Role != "canonical" {

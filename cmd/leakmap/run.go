@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,9 @@ type runOptions struct {
 	asOf     string
 	timeline string // replaces the incident file's capacity.timeline (preflight's capacity.csv)
 	ingest   ingest.Options
+	// keepGoing analyses and drafts even after an ingest that met a
+	// damaged file (a truncated .gz), which otherwise stops the run.
+	keepGoing bool
 }
 
 func (o *runOptions) addFlags(f *pflag.FlagSet) {
@@ -35,6 +39,7 @@ func (o *runOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.timeline, "timeline", "", "capacity timeline CSV to use instead of the incident file's capacity.timeline (e.g. the capacity.csv 'leakmap preflight' recovered)")
 	addAsOfFlag(f, &o.asOf)
 	addIngestFlags(f, &o.ingest)
+	f.BoolVar(&o.keepGoing, "keep-going", false, "analyse and draft notices even when a log file was damaged (a truncated .gz), which stops the run otherwise: the case then lacks the rest of that file")
 }
 
 func newRunCmd(g *globalOptions) *cobra.Command {
@@ -103,10 +108,18 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	joinFromIncident(&opts.ingest.Join, inc)
 
 	fmt.Fprintf(g.stdout, "case %s (incident %s, as of %s)\n", filepath.Join(opts.out, "case.duckdb"), inc.ID, incident.FormatTime(asOf))
-	if s.ingest, err = ingest.RunSources(ctx, db, g.logger, sources, opts.ingest); err != nil {
-		return nil, err
+	// A damaged file stops the run here, after ingest (its figures are
+	// printed), so nobody files a notice on a case that silently lost rows.
+	s.ingest, err = ingest.RunSources(ctx, db, g.logger, sources, opts.ingest)
+	if s.ingest != nil && (err == nil || errors.Is(err, ingest.ErrDamaged)) {
+		printIngest(g.stdout, s.ingest)
 	}
-	printIngest(g.stdout, s.ingest)
+	if err != nil {
+		if !errors.Is(err, ingest.ErrDamaged) || !opts.keepGoing {
+			return nil, err
+		}
+		fmt.Fprintf(g.stderr, "warning: %v; going on (--keep-going): every figure below lacks those rows\n", err)
+	}
 
 	if s.analysis, err = analysis.Run(ctx, db, g.logger, inc); err != nil {
 		return nil, err
