@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -93,7 +94,11 @@ func promptChart(d *caseData) string {
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">%s</text>`, f1(ml-6), f1(yy+4), compact(math.Pow(10, k)))
 	}
 	timeAxis(&b, xs, H-mb, mt)
-	// Incident times as dashed markers.
+	// Incident times as dashed markers, labelled horizontally in rows below
+	// the top of the plot: a label goes in the first row where it does not
+	// run into the one before, so close events ("aware", "contained" four
+	// hours apart) never overlap, and no label leaves the picture.
+	var rowEnd []float64 // per row, the right end of its last label
 	for _, m := range []struct {
 		label string
 		t     *time.Time
@@ -102,9 +107,24 @@ func promptChart(d *caseData) string {
 			continue
 		}
 		x := xs.x(*m.t)
-		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#555" stroke-dasharray="2 3"/>`, f1(x), f1(x), f1(mt), f1(H-mb))
-		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" fill="#333" transform="rotate(-90 %s %s)" text-anchor="end">%s</text>`,
-			f1(x-3), f1(mt+4), f1(x-3), f1(mt+4), esc(m.label))
+		fmt.Fprintf(&b, `<line class="event" x1="%s" x2="%s" y1="%s" y2="%s" stroke="#555" stroke-dasharray="2 3"/>`, f1(x), f1(x), f1(mt), f1(H-mb))
+		text := m.label + " " + m.t.UTC().Format("01-02 15:04")
+		width := labelWidth(text, 10)
+		// Right-aligned on the marker; left of the plot's start it flips right.
+		left, anchor, tx := x-3-width, "end", x-3
+		if left < ml+2 {
+			left, anchor, tx = x+3, "start", x+3
+		}
+		row := 0
+		for row < len(rowEnd) && rowEnd[row] > left-4 {
+			row++
+		}
+		if row == len(rowEnd) {
+			rowEnd = append(rowEnd, 0)
+		}
+		rowEnd[row] = left + width
+		fmt.Fprintf(&b, `<text class="event-label" x="%s" y="%s" font-size="10" fill="#333" text-anchor="%s" paint-order="stroke" stroke="#fff" stroke-width="3">%s</text>`,
+			f1(tx), f1(mt+13+12*float64(row)), anchor, esc(text))
 	}
 	// Points: one path per class, a zero-length round-capped segment per
 	// request, which keeps a large scatter small.
@@ -129,49 +149,95 @@ func promptChart(d *caseData) string {
 	}
 	// Threshold lines: the default pool, and the prefill instances of the
 	// capacity timeline as step lines (instances with the same steps share
-	// one line). Labels sit right of the plot, spread so none overlap.
+	// one line). Each pool level has its own colour, so two close levels
+	// (681,280 and 720,896 tokens are 1 px apart on a log axis) still tell
+	// apart; labels right of the plot give the exact size and the hosts,
+	// spread so none overlap.
 	type label struct {
-		text, color string
-		y           float64
+		text, sub, color string
+		y                float64
 	}
 	var labels []label
-	line := func(text string, steps []step, color, dash string) {
-		var path strings.Builder
+	palette := []string{"#1f5fa8", "#d9822b", "#2e8b57", "#7b3fa0", "#b8860b", "#c2185b"}
+	colour, used := map[int64]string{}, 0
+	colourOf := func(tokens int64) string {
+		if c, ok := colour[tokens]; ok {
+			return c
+		}
+		c := palette[used%len(palette)]
+		colour[tokens] = c
+		used++
+		return c
+	}
+	line := func(text, sub string, steps []step, dash string) {
 		for i, s := range steps {
 			x0, x1 := xs.x(s.from), xs.x(t1)
 			if i+1 < len(steps) {
 				x1 = xs.x(steps[i+1].from)
 			}
 			yy := y(float64(s.tokens))
-			if i == 0 {
-				fmt.Fprintf(&path, "M%s %s", f1(x0), f1(yy))
-			} else {
-				fmt.Fprintf(&path, "V%s", f1(yy))
+			fmt.Fprintf(&b, `<path class="threshold" d="M%s %sH%s" stroke="%s" stroke-width="1.8" fill="none"%s/>`, f1(x0), f1(yy), f1(x1), colourOf(s.tokens), dash)
+			if i > 0 {
+				// The step itself, in the colour of the level it reaches.
+				fmt.Fprintf(&b, `<path class="threshold-step" d="M%s %sV%s" stroke="%s" stroke-width="1.2" fill="none"%s/>`,
+					f1(x0), f1(y(float64(steps[i-1].tokens))), f1(yy), colourOf(s.tokens), dash)
 			}
-			fmt.Fprintf(&path, "H%s", f1(x1))
 		}
-		fmt.Fprintf(&b, `<path class="threshold" d="%s" stroke="%s" stroke-width="1.6" fill="none"%s/>`, path.String(), color, dash)
-		last := steps[len(steps)-1]
-		labels = append(labels, label{text + " " + compact(float64(last.tokens)), color, y(float64(last.tokens)) + 4})
+		if text != "" {
+			last := steps[len(steps)-1]
+			labels = append(labels, label{text + " " + thousands(last.tokens), sub, colourOf(last.tokens), y(float64(last.tokens)) + 4})
+		}
 	}
 	if inc.Capacity.MaxContextTokens > 0 {
-		line("max context", []step{{t0, inc.Capacity.MaxContextTokens}}, "#777", ` stroke-dasharray="6 4"`)
+		colour[inc.Capacity.MaxContextTokens] = "#777"
+		line("max context", "", []step{{t0, inc.Capacity.MaxContextTokens}}, ` stroke-dasharray="6 4"`)
 	}
-	line("prefill pool", []step{{t0, inc.Capacity.PrefillPoolTokens}}, "#1f5fa8", "")
+	line("prefill pool", "default", []step{{t0, inc.Capacity.PrefillPoolTokens}}, "")
 	groups := groupSteps(prefillSteps(inc, t0, d.scopeInstances))
+	// One label per pool size the hosts reached, naming the hosts.
+	levelHosts := map[int64][]string{}
+	var levels []int64
 	for i, g := range groups {
 		if i == 5 {
-			labels = append(labels, label{fmt.Sprintf("(+%d more)", len(groups)-5), "#1f5fa8", H - mb})
+			labels = append(labels, label{fmt.Sprintf("and %d more pool lines", len(groups)-5), "", "#1f5fa8", H - mb})
 			break
 		}
-		line(g.name, g.steps, "#1f5fa8", ` stroke-dasharray="3 2"`)
+		line("", "", g.steps, ` stroke-dasharray="3 2"`)
+		for _, st := range g.steps {
+			if st.tokens == inc.Capacity.PrefillPoolTokens {
+				continue
+			}
+			if _, ok := levelHosts[st.tokens]; !ok {
+				levels = append(levels, st.tokens)
+			}
+			for _, h := range g.hosts {
+				if !slices.Contains(levelHosts[st.tokens], h) {
+					levelHosts[st.tokens] = append(levelHosts[st.tokens], h)
+				}
+			}
+		}
+	}
+	for _, lv := range levels {
+		hosts := levelHosts[lv]
+		sub := "on " + strings.Join(hosts, ", ")
+		if len(hosts) > 3 {
+			sub = fmt.Sprintf("on %d hosts (%s, ...)", len(hosts), hosts[0])
+		}
+		labels = append(labels, label{"pool " + thousands(lv), sub, colourOf(lv), y(float64(lv)) + 4})
 	}
 	sort.SliceStable(labels, func(i, j int) bool { return labels[i].y < labels[j].y })
 	for i := 1; i < len(labels); i++ {
-		labels[i].y = math.Max(labels[i].y, labels[i-1].y+13)
+		gap := 13.0
+		if labels[i-1].sub != "" {
+			gap = 25
+		}
+		labels[i].y = math.Max(labels[i].y, labels[i-1].y+gap)
 	}
 	for _, l := range labels {
-		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="%s">%s</text>`, f1(W-mr+6), f1(l.y), l.color, esc(l.text))
+		fmt.Fprintf(&b, `<text class="pool-label" x="%s" y="%s" font-size="11" fill="%s">%s</text>`, f1(W-mr+6), f1(l.y), l.color, esc(l.text))
+		if l.sub != "" {
+			fmt.Fprintf(&b, `<text class="pool-hosts" x="%s" y="%s" font-size="10" fill="#555">%s</text>`, f1(W-mr+6), f1(l.y+11), esc(l.sub))
+		}
 	}
 	// Axes frame and legend.
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999"/>`, f1(ml), f1(mt), f1(W-mr-ml), f1(H-mb-mt))
@@ -190,6 +256,7 @@ type step struct {
 
 type instSteps struct {
 	name  string
+	hosts []string // the instances that share these steps
 	steps []step
 }
 
@@ -225,13 +292,13 @@ func prefillSteps(inc *incident.Incident, t0 time.Time, inScope map[string]bool)
 	sort.Strings(names)
 	out := make([]instSteps, 0, len(names))
 	for _, n := range names {
-		out = append(out, instSteps{n, by[n]})
+		out = append(out, instSteps{name: n, steps: by[n]})
 	}
 	return out
 }
 
 // groupSteps merges instances whose step lines are identical, naming the
-// line after them ("pf-0, pf-2 +1").
+// line after them ("on pf-0, pf-2, pf-3"; "on 5 hosts (pf-0, ...)").
 func groupSteps(in []instSteps) []instSteps {
 	var out []instSteps
 	var members [][]string
@@ -255,11 +322,11 @@ func groupSteps(in []instSteps) []instSteps {
 	}
 	for i := range out {
 		m := members[i]
-		name := strings.Join(m, ", ")
-		if len(m) > 2 {
-			name = fmt.Sprintf("%s, %s +%d", m[0], m[1], len(m)-2)
+		name := "on " + strings.Join(m, ", ")
+		if len(m) > 3 {
+			name = fmt.Sprintf("on %d hosts (%s, ...)", len(m), m[0])
 		}
-		out[i].name = name
+		out[i].name, out[i].hosts = name, m
 	}
 	return out
 }
@@ -458,4 +525,10 @@ func maxLen(ids []string) int {
 		n = max(n, len([]rune(s)))
 	}
 	return n
+}
+
+// labelWidth estimates a label's width in px at a font size (DejaVu Sans
+// averages about 0.6 em a character).
+func labelWidth(s string, size float64) float64 {
+	return 0.6 * size * float64(len([]rune(s)))
 }

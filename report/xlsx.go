@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/leakmap/leakmap/internal/catalog"
 	kflate "github.com/klauspost/compress/flate"
+	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/xuri/excelize/v2"
 )
 
