@@ -262,3 +262,31 @@ func TestJSONInCellNotReached(t *testing.T) {
 		t.Errorf("the case changed: %d rows", n)
 	}
 }
+
+// TestSGLangSplitAcrossParts: a request received at the end of one hourly
+// part and finished in the next is two records, each counted in its file
+// (the finished half starts e2e_latency before it ended); the join makes
+// them one request.
+func TestSGLangSplitAcrossParts(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, filepath.Join(dir, "glm-d1_0.log.2026-09-02_08"),
+		sglangReceived("2026-09-02T08:59:58.000000", "chatcmpl-span01", 5, 0, "")+"\n")
+	b := writeFile(t, filepath.Join(dir, "glm-d1_0.log.2026-09-02_09.gz"),
+		sglangFinished("2026-09-02T09:00:04.000000", "chatcmpl-span01", 5, 0, "", "", stopMeta("chatcmpl-span01", 900, 7, "5.5"))+"\n")
+	db := openCase(t)
+	res := run(t, db, []string{a, b}, Options{Preset: "sglang", Role: "decode", Model: "glm-5.3"})
+	if res.Loaded != 2 {
+		t.Fatalf("loaded %d, want both halves", res.Loaded)
+	}
+	want := "cli|sglang|decode|chatcmpl-span01|5|10.0.3.7|glm-d1|2026-09-02T08:59:58Z|-|-|glm-5.3|-|-|-|-|-|-|-|-|1\n" +
+		"cli|sglang|decode|chatcmpl-span01|5|10.0.3.7|glm-d1|2026-09-02T08:59:58.500000Z|2026-09-02T09:00:04Z|-|glm-5.3|900|7|0|-|stop|-|-|-|1\n"
+	if got := records(t, db); got != want {
+		t.Errorf("got\n%swant\n%s", got, want)
+	}
+	if n := count(t, db, `SELECT count(*) FROM requests`); n != 1 {
+		t.Errorf("%d requests, want one for the call", n)
+	}
+	if n := count(t, db, `SELECT count(*) FROM request_sources`); n != 2 {
+		t.Errorf("%d request_sources rows, want both halves", n)
+	}
+}
