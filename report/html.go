@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/templates"
 )
 
@@ -92,13 +93,15 @@ func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files 
 		Regulator: d.reg, Timeline: d.timeline, Tiers: d.tiers, Files: files,
 		DailySVG: template.HTML(dailyChart(d.days)),
 	}
+	// The report is written in English; its words are the catalogue's.
+	c := catalog.Get("en")
 	p.Headline = []fmtItem{
-		{"affected requests", thousands(s.AffectedRequests), true},
-		{"recipient tenants", thousands(s.RecipientTenants), true},
-		{"source tenants", thousands(s.SourceTenants), true},
-		{"cross-tenant exposures", thousands(s.CrossExposures), true},
-		{"notices drafted", thousands(s.NoticesDrafted), true},
-		{"notices sent", thousands(s.NoticesSent), true},
+		{c.MustT("report.headline.affected_requests"), thousands(s.AffectedRequests), true},
+		{c.MustT("report.headline.recipient_tenants"), thousands(s.RecipientTenants), true},
+		{c.MustT("report.headline.source_tenants"), thousands(s.SourceTenants), true},
+		{c.MustT("report.headline.cross_tenant_exposures"), thousands(s.CrossExposures), true},
+		{c.MustT("report.headline.notices_drafted"), thousands(s.NoticesDrafted), true},
+		{c.MustT("report.headline.notices_sent"), thousands(s.NoticesSent), true},
 	}
 	for _, it := range summaryItems(d) {
 		if len(p.Summary) == 0 || p.Summary[len(p.Summary)-1].Name != it.Group {
@@ -110,10 +113,10 @@ func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files 
 	}
 	p.PromptSVG = template.HTML(promptChart(d))
 	if d.series.Sampled {
-		p.PromptNote = fmt.Sprintf("Drawn: %s of %s requests (every one of the %s affected requests; of the others, a fixed 1-in-%d sample, and the shortest and longest in each of %d time slices).",
-			thousands(int64(len(d.series.Points))), thousands(d.series.Total), thousands(d.series.Triggers), max(1, d.series.Total/int64(maxPoints)), seriesSlices)
+		p.PromptNote = c.MustT("report.prompt_note_sampled", "drawn", int64(len(d.series.Points)), "total", d.series.Total,
+			"triggers", d.series.Triggers, "every", max(1, d.series.Total/int64(maxPoints)), "slices", int64(seriesSlices))
 	} else {
-		p.PromptNote = fmt.Sprintf("Drawn: all %s requests to the models in scope, %s of them affected.", thousands(d.series.Total), thousands(d.series.Triggers))
+		p.PromptNote = c.MustT("report.prompt_note_all", "total", d.series.Total, "triggers", d.series.Triggers)
 	}
 	mapSVG, mapNote := tenantMap(d.tmap)
 	p.MapSVG, p.MapNote = template.HTML(mapSVG), mapNote

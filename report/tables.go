@@ -3,10 +3,12 @@ package report
 import (
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/catalog"
 )
 
 // kind is how a column is typed in the workbook and the page.
@@ -141,61 +143,64 @@ func summaryItems(d *caseData) []SumItem {
 	inc, s := d.inc, d.summary
 	var out []SumItem
 	add := func(g, l string, v any) { out = append(out, SumItem{g, l, v}) }
-	add("Incident", "Incident", inc.ID)
-	add("Incident", "Title", inc.Title)
-	add("Incident", "Models in scope", strings.Join(inc.Models, ", "))
-	add("Incident", "Exposure window start (UTC)", inc.WindowStart)
-	add("Incident", "Exposure window end (UTC, exclusive)", inc.WindowEnd)
-	add("Incident", "Prefill KV pool (tokens, default)", inc.Capacity.PrefillPoolTokens)
+	// The report is written in English; its labels are the catalogue's.
+	c := catalog.Get("en")
+	lbl := func(k string) string { return c.MustT("report.summary." + k) }
+	add(lbl("incident"), lbl("incident"), inc.ID)
+	add(lbl("incident"), lbl("title"), inc.Title)
+	add(lbl("incident"), lbl("models_in_scope"), strings.Join(inc.Models, ", "))
+	add(lbl("incident"), lbl("exposure_window_start_utc"), inc.WindowStart)
+	add(lbl("incident"), lbl("exposure_window_end_utc_exclusive"), inc.WindowEnd)
+	add(lbl("incident"), lbl("prefill_kv_pool_tokens_default"), inc.Capacity.PrefillPoolTokens)
 	if inc.Capacity.MaxContextTokens > 0 {
-		add("Incident", "Maximum context accepted (tokens)", inc.Capacity.MaxContextTokens)
+		add(lbl("incident"), lbl("maximum_context_accepted_tokens"), inc.Capacity.MaxContextTokens)
 	}
-	add("Incident", "Contamination model", fmt.Sprintf("%s, allocator %s, page size %d", inc.Contamination.Model, inc.Contamination.Allocator, inc.Contamination.PageSize))
-	add("Incident", "Report as of (UTC)", d.asOf)
-	add("Findings", "Affected requests (triggers)", s.AffectedRequests)
-	add("Findings", "Recipient tenants (may have received others' data)", s.RecipientTenants)
-	add("Findings", "Source tenants (data may have leaked to another tenant)", s.SourceTenants)
-	add("Findings", "Tenants in both roles", s.BothTenants)
+	add(lbl("incident"), lbl("contamination_model"), c.MustT("report.summary.contamination_value", "model", inc.Contamination.Model, "allocator", inc.Contamination.Allocator, "page_size", strconv.FormatInt(inc.Contamination.PageSize, 10)))
+	add(lbl("incident"), lbl("report_as_of_utc"), d.asOf)
+	add(lbl("findings"), lbl("affected_requests_triggers"), s.AffectedRequests)
+	add(lbl("findings"), lbl("recipient_tenants_may_have_received_others_data"), s.RecipientTenants)
+	add(lbl("findings"), lbl("source_tenants_data_may_have_leaked_to_another_t"), s.SourceTenants)
+	add(lbl("findings"), lbl("tenants_in_both_roles"), s.BothTenants)
 	for _, t := range d.tiers {
-		add("Findings", "Source tenants, strongest tier "+t.Tier, t.SourceTenants)
+		add(lbl("findings"), c.MustT("report.summary.source_tenants_tier", "tier", t.Tier), t.SourceTenants)
 	}
-	add("Findings", "Source requests (cross-tenant)", s.SourceRequests)
-	add("Findings", "Exposures (source → trigger pairs)", s.Exposures)
-	add("Findings", "Cross-tenant exposures", s.CrossExposures)
-	add("Findings", "Self-exposures (same tenant, not a leak)", s.SelfExposures)
+	add(lbl("findings"), lbl("source_requests_cross_tenant"), s.SourceRequests)
+	add(lbl("findings"), lbl("exposures_source_trigger_pairs"), s.Exposures)
+	add(lbl("findings"), lbl("cross_tenant_exposures"), s.CrossExposures)
+	add(lbl("findings"), lbl("self_exposures_same_tenant_not_a_leak"), s.SelfExposures)
 	for _, t := range d.tiers {
-		add("Findings", "Cross-tenant exposures, tier "+t.Tier, t.CrossExposures)
+		add(lbl("findings"), c.MustT("report.summary.cross_exposures_tier", "tier", t.Tier), t.CrossExposures)
 	}
-	add("Findings", "Affected requests without a decode instance", s.AffectedNoDecode)
+	add(lbl("findings"), lbl("affected_requests_without_a_decode_instance"), s.AffectedNoDecode)
 	if s.JoinedRequests > 0 {
-		add("Findings", "Affected requests whose prefill record cut the prompt", s.AffectedCut)
-		add("Findings", "Calls where the capacity test and the cut disagree (trigger_disagreements.csv)", s.TriggerDisagreements)
-		add("Findings", "Unattributed affected requests (no gateway record names the tenant; never notified)", s.UnattributedAffected)
-		add("Findings", "Unattributed source requests (owner unknown)", s.UnattributedSources)
+		add(lbl("findings"), lbl("affected_requests_whose_prefill_record_cut_the_p"), s.AffectedCut)
+		add(lbl("findings"), lbl("calls_where_the_capacity_test_and_the_cut_disagr"), s.TriggerDisagreements)
+		add(lbl("findings"), lbl("unattributed_affected_requests_no_gateway_record"), s.UnattributedAffected)
+		add(lbl("findings"), lbl("unattributed_source_requests_owner_unknown"), s.UnattributedSources)
 	}
-	add("Findings", "KV slots of unknown owner read by triggers", s.UnknownSlots)
+	add(lbl("findings"), lbl("kv_slots_of_unknown_owner_read_by_triggers"), s.UnknownSlots)
 	if s.FirstTrigger != nil {
-		add("Findings", "First affected request (UTC)", *s.FirstTrigger)
-		add("Findings", "Last affected request (UTC)", *s.LastTrigger)
+		add(lbl("findings"), lbl("first_affected_request_utc"), *s.FirstTrigger)
+		add(lbl("findings"), lbl("last_affected_request_utc"), *s.LastTrigger)
 	}
-	add("Evidence", "Input files", s.Files)
-	add("Evidence", "Input bytes", s.Bytes)
-	add("Evidence", "Rows read", s.RowsRead)
-	add("Evidence", "Rows loaded", s.RowsLoaded)
-	add("Evidence", "Rows rejected (file, line, reason kept)", s.RowsRejected)
-	add("Evidence", "Duplicate rows", s.RowsDuplicate)
-	add("Evidence", "Requests in the case", s.Requests)
+	add(lbl("evidence"), lbl("input_files"), s.Files)
+	add(lbl("evidence"), lbl("input_bytes"), s.Bytes)
+	add(lbl("evidence"), lbl("rows_read"), s.RowsRead)
+	add(lbl("evidence"), lbl("rows_loaded"), s.RowsLoaded)
+	add(lbl("evidence"), lbl("rows_rejected_file_line_reason_kept"), s.RowsRejected)
+	add(lbl("evidence"), lbl("duplicate_rows"), s.RowsDuplicate)
+	add(lbl("evidence"), lbl("requests_in_the_case"), s.Requests)
 	if s.JoinedRequests > 0 {
-		add("Evidence", "Requests joined from gateway and engine records (Join sheet)", s.JoinedRequests)
-		add("Evidence", "Unattributed requests (engine records no gateway record claims)", s.UnattributedRequests)
+		add(lbl("evidence"), lbl("requests_joined_from_gateway_and_engine_records"), s.JoinedRequests)
+		add(lbl("evidence"), lbl("unattributed_requests_engine_records_no_gateway"), s.UnattributedRequests)
 	}
-	add("Notices", "Notices drafted", s.NoticesDrafted)
-	add("Notices", "Tenant notices drafted", s.TenantNotices)
-	add("Notices", "Notices ready to send", s.NoticesReady)
-	add("Notices", "Notices blocked by the isolation check", s.NoticesBlocked)
-	add("Notices", "Tenants without a contact address", s.NoticesCannotNotify)
-	add("Notices", "Notices accepted by the mail server", s.NoticesSent)
-	add("Notices", "Notices whose last attempt failed", s.NoticesFailed)
+	add(lbl("notices"), lbl("notices_drafted"), s.NoticesDrafted)
+	add(lbl("notices"), lbl("tenant_notices_drafted"), s.TenantNotices)
+	add(lbl("notices"), lbl("notices_ready_to_send"), s.NoticesReady)
+	add(lbl("notices"), lbl("notices_blocked_by_the_isolation_check"), s.NoticesBlocked)
+	add(lbl("notices"), lbl("tenants_without_a_contact_address"), s.NoticesCannotNotify)
+	add(lbl("notices"), lbl("notices_accepted_by_the_mail_server"), s.NoticesSent)
+	add(lbl("notices"), lbl("notices_whose_last_attempt_failed"), s.NoticesFailed)
 	return out
 }
 

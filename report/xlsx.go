@@ -251,7 +251,7 @@ func writeSummarySheet(f *excelize.File, st *styles, d *caseData) error {
 			Values:     fmt.Sprintf("'Per day'!$B$2:$B$%d", n),
 			Fill:       excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"B3261E"}},
 		}},
-		Title:      excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: "Affected requests per day (UTC)"}}},
+		Title:      excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: catalog.Get("en").MustT("report.daily_chart_title")}}},
 		Legend:     excelize.ChartLegend{Position: "none"},
 		VaryColors: &noVary,
 		XAxis:      excelize.ChartAxis{NumFmt: excelize.ChartNumFmt{CustomNumFmt: "mm-dd"}, Font: excelize.Font{Color: "333333", Size: 9}},
