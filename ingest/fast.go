@@ -33,7 +33,9 @@ type lineCheck struct {
 	blanks  []int64 // line numbers, ascending; nil beyond maxBlankLines
 	many    bool    // more than maxBlankLines blank lines
 	samples map[int64]string
-	long    []int64 // lines over the line limit, ascending: the checked path rejects them
+	// suspect lists lines the checked path must judge, ascending: over the
+	// line limit, or holding maxJSONDepth brackets (perhaps nested deeper).
+	suspect []int64
 	err     error
 }
 
@@ -80,14 +82,15 @@ func checkLines(ctx context.Context, path, compression string, maxLine int, prog
 	}
 	var lineLen int64 // bytes of the current line so far, its '\n' excluded
 	var last byte
+	nBrackets := 0
 	finishLine := func() {
 		if last == '\r' {
 			lineLen--
 		}
-		if lineLen > int64(maxLine) {
-			c.long = append(c.long, c.lines)
+		if lineLen > int64(maxLine) || nBrackets >= maxJSONDepth {
+			c.suspect = append(c.suspect, c.lines)
 		}
-		lineLen, last = 0, 0
+		lineLen, last, nBrackets = 0, 0, 0
 	}
 	for {
 		if ctx.Err() != nil {
@@ -108,6 +111,9 @@ func checkLines(ctx context.Context, path, compression string, maxLine int, prog
 			}
 			if lineLen += int64(len(seg)); len(seg) > 0 {
 				last = seg[len(seg)-1]
+			}
+			if nBrackets < maxJSONDepth {
+				nBrackets += brackets(seg)
 			}
 			if gathering {
 				gather(seg)
@@ -233,8 +239,8 @@ func (l *loader) numberAndFinish(ctx context.Context, n int64, c lineCheck) (boo
 		l.logger.Debug("fast load not contiguous", "file", l.fi.path, "rows", count, "first", first, "last", last)
 		return false, nil
 	}
-	for _, line := range c.long {
-		// Its row becomes a placeholder: read again, it is rejected as too long.
+	for _, line := range c.suspect {
+		// Its row becomes a placeholder, judged again in Go (too long, too deep).
 		blanks := sort.Search(len(c.blanks), func(i int) bool { return c.blanks[i] >= line })
 		if _, err := l.exec(ctx, "ingest_fast_mark_placeholder", l.fileID, first, line-int64(blanks)); err != nil {
 			return false, err

@@ -362,3 +362,36 @@ func TestTruncatedCompressedFile(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepNestingSameOnBothPaths: a field nested 200,000 deep is rejected
+// on the fast path as on the checked path (DuckDB's reader loaded it,
+// encoding/json refused it), with the same reason; one nested 999 deep, or
+// a text holding thousands of brackets, loads on both.
+func TestDeepNestingSameOnBothPaths(t *testing.T) {
+	line := func(id, extra string) string {
+		return `{"request_id":"` + id + `","ts":"2026-09-01T10:00:00Z","tenant_id":"t","model":"m","prompt_tokens":1,"extra":` + extra + "}\n"
+	}
+	content := line("ok1", "1") +
+		line("deep", strings.Repeat("[", 200_000)+strings.Repeat("]", 200_000)) +
+		line("shallow", strings.Repeat("[", maxJSONDepth-1)+strings.Repeat("]", maxJSONDepth-1)) +
+		line("text", `{"prompt":"`+strings.Repeat("[{", 5000)+`"}`) +
+		line("ok2", "2")
+	var dumps, rejected []string
+	for _, force := range []bool{false, true} {
+		testForceChecked = force
+		db := openCase(t)
+		res := run(t, db, []string{writeFile(t, filepath.Join(t.TempDir(), "deep.jsonl"), content)}, Options{})
+		testForceChecked = false
+		if res.Loaded != 4 || res.Rejected != 1 {
+			t.Errorf("forced checked %v: loaded %d rejected %d, want 4 and 1", force, res.Loaded, res.Rejected)
+		}
+		dumps = append(dumps, canonicalDump(t, db))
+		rejected = append(rejected, strings.Join(rejects(t, db), "\n"))
+	}
+	if dumps[0] != dumps[1] || rejected[0] != rejected[1] {
+		t.Errorf("the paths disagree:\nfast: %s\n%s\nchecked: %s\n%s", dumps[0], rejected[0], dumps[1], rejected[1])
+	}
+	if want := "2 not JSON: nested more than 1000 levels deep 400104"; rejected[0] != want {
+		t.Errorf("rejected %q, want %q", rejected[0], want)
+	}
+}

@@ -37,11 +37,20 @@ type values [nValues]any
 // nValues holds a canonical row or a source record (recordFields).
 const nValues = 16
 
+// maxJSONDepth bounds the nesting of a record, on both paths: the fast
+// path sends every line with that many brackets to this parser (see
+// checkLines), so a line nested 200,000 deep is rejected on either, where
+// DuckDB's reader loaded it and encoding/json refused it (at 10,000).
+const maxJSONDepth = 1000
+
 // parseJSONObject decodes one JSON Lines line into an object. Numbers stay
 // json.Number so integers and epoch times keep every digit.
 func parseJSONObject(line []byte) (map[string]any, error) {
 	if !utf8.Valid(line) {
 		return nil, errors.New("not valid UTF-8")
+	}
+	if brackets(line) >= maxJSONDepth && jsonDepth(line) > maxJSONDepth {
+		return nil, fmt.Errorf("not JSON: nested more than %d levels deep", maxJSONDepth)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
@@ -588,4 +597,29 @@ func addDuration(ts time.Time, d any, unit string) (time.Time, error) {
 		scale = float64(time.Second)
 	}
 	return ts.Add(time.Duration(f * scale)).UTC().Truncate(time.Microsecond), nil
+}
+
+// brackets counts the opening brackets of b: a cheap bound of its depth.
+func brackets(b []byte) int { return bytes.Count(b, []byte("[")) + bytes.Count(b, []byte("{")) }
+
+// jsonDepth is the deepest nesting of b's arrays and objects, strings
+// skipped.
+func jsonDepth(b []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth--
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return deepest
 }
