@@ -75,6 +75,11 @@ func runSimulate(ctx context.Context, g *globalOptions, opts simulateOptions) er
 		sum.Triggers, sum.TruthExposures, sum.CrossTenant, sum.ConfirmedTruth, sum.Recipients, sum.Sources, sum.ReplayWarnings)
 	fmt.Fprintf(w, "  logs:      %s\n  incident:  %s\n  real logs: %s (incident %s)\n  tenants:   %s\n  truth:     %s\n",
 		sum.Logs, sum.Incident, sum.Real.Dir, sum.Real.Incident, sum.Tenants, filepath.Join(opts.out, "truth"))
+	r := sum.Real
+	fmt.Fprintf(w, "  real layouts: %d gateway rows in %d exports (%d duplicate copies, %d torn line), %d prefill and %d decode records in %d files (%d lost prefill, %d lost decode), %d rooms drawn twice, %d calls cut at prefill\n",
+		r.GatewayRows, r.GatewayFiles, r.GatewayDuplicates, r.TornLines, r.PrefillRecords, r.DecodeRecords, r.EngineFiles,
+		r.LostPrefill, r.LostDecode, r.RoomRepeats, r.CutAtPrefill)
 	fmt.Fprintf(w, "next: leakmap run --incident %s --tenants %s --out OUT %s\n", sum.Incident, sum.Tenants, sum.Logs)
+	fmt.Fprintf(w, "  or, on the real layouts: leakmap run --incident %s --tenants %s --out OUT\n", r.Incident, sum.Tenants)
 	return nil
 }

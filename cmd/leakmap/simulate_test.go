@@ -13,10 +13,14 @@ func TestSimulateCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, f := range []string{"incident.yaml", "capacity.csv", "tenants.csv", "truth/exposures.csv", "logs/requests-2026-09-01.jsonl.gz"} {
+	for _, f := range []string{"incident.yaml", "capacity.csv", "tenants.csv", "truth/exposures.csv", "logs/requests-2026-09-01.jsonl.gz",
+		"incident-real.yaml", "truth/real_calls.csv", "real/gateway/LiteLLM_SpendLogs_2026-09-01.csv.gz"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
+	}
+	if !strings.Contains(out, "real layouts: 600 gateway rows") || !strings.Contains(out, "--incident "+filepath.Join(dir, "incident-real.yaml")) {
+		t.Errorf("output does not describe the real layouts:\n%s", out)
 	}
 	if !strings.Contains(out, dir) {
 		t.Errorf("output does not say where files went:\n%s", out)
