@@ -19,9 +19,9 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
-	"github.com/leakmap/leakmap/internal/sheetcsv"
 	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/internal/filing"
+	"github.com/leakmap/leakmap/internal/sheetcsv"
 	"github.com/leakmap/leakmap/queries"
 )
 
@@ -121,6 +121,10 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if err := storeIdentities(ctx, db, dir, inc); err != nil {
 		return nil, err
 	}
+	versions, err := loadAcceptedVersions(ctx, db)
+	if err != nil {
+		return nil, err
+	}
 	man, err := buildManifest(ctx, db)
 	if err != nil {
 		return nil, err
@@ -189,13 +193,16 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		view.DataCategories, view.Consequences, view.MeasuresTaken, view.MeasuresPlanned = w.DataCategories, w.Consequences, w.MeasuresTaken, w.MeasuresPlanned
 		describeRequests(cat, &view, rows[t.ID], inc.WindowStart)
 		csvData := attachmentCSV(cat, rows[t.ID])
-		r, err := render("tenant", row.Language, view)
+		eml, msgID, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: to, ReplyTo: &replyTo, Date: asOf,
+			Lang: row.Language, Attachment: &attachment{Name: attachName, ContentType: "text/csv; charset=utf-8", Data: csvData}},
+			func(supersedes bool) (rendered, error) {
+				view.Supersedes = supersedes
+				return render("tenant", row.Language, view)
+			})
 		if err != nil {
 			return nil, err
 		}
-		eml := buildEML(emlSpec{From: *from, To: to, ReplyTo: &replyTo, Subject: r.Subject, MessageID: row.MessageID, Date: asOf,
-			Lang: row.Language, Text: r.Text, HTML: r.HTML,
-			Attachment: &attachment{Name: attachName, ContentType: "text/csv; charset=utf-8", Data: csvData}})
+		row.MessageID = msgID
 		if err := writeNotice(outbox, &row, eml); err != nil {
 			return nil, err
 		}
@@ -214,7 +221,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if err != nil {
 		return nil, err
 	}
-	reg, err := draftRegulator(inc, facts, regLang, from, domain, contact, contactIsDPO, wordings[regLang])
+	reg, err := draftRegulator(inc, facts, regLang, from, domain, contact, contactIsDPO, wordings[regLang], versions)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +320,7 @@ type regulatorDraft struct {
 	eml []byte
 }
 
-func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *mail.Address, domain, contact string, contactIsDPO bool, w filing.Wording) (*regulatorDraft, error) {
+func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *mail.Address, domain, contact string, contactIsDPO bool, w filing.Wording, versions acceptedVersions) (*regulatorDraft, error) {
 	v := regulatorView{IncidentID: inc.ID, ProviderName: inc.Provider.Name, ProviderCountry: inc.Provider.Country,
 		Contact: contact, ContactIsDPO: contactIsDPO, F: f,
 		LaunchedAt: inc.LaunchedAt, DiscoveredAt: inc.DiscoveredAt, AwareAt: inc.AwareAt, ContainedAt: inc.ContainedAt,
@@ -323,15 +330,18 @@ func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *
 	if f.Late {
 		v.LateBy = catalog.Get(lang).Duration(f.LateBy)
 	}
-	r, err := render("regulator", lang, v)
-	if err != nil {
-		return nil, err
-	}
 	row := IndexRow{File: "regulator.eml", NoticeID: inc.ID + "/regulator", Kind: "regulator", Roles: "regulator",
 		Language: lang, Recipients: contact, Status: StatusReady, MessageID: "<" + messageID(inc.ID, regulatorKey, domain) + ">"}
 	replyTo := inc.Provider.Contact()
-	eml := buildEML(emlSpec{From: *from, To: []mail.Address{replyTo}, ReplyTo: &replyTo, Subject: r.Subject, MessageID: row.MessageID,
-		Date: f.AsOf, Lang: lang, Text: r.Text, HTML: r.HTML})
+	eml, msgID, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: []mail.Address{replyTo}, ReplyTo: &replyTo,
+		Date: f.AsOf, Lang: lang}, func(supersedes bool) (rendered, error) {
+		v.Supersedes = supersedes
+		return render("regulator", lang, v)
+	})
+	if err != nil {
+		return nil, err
+	}
+	row.MessageID = msgID
 	return &regulatorDraft{IndexRow: row, eml: eml}, nil
 }
 

@@ -20,7 +20,9 @@ type emlSpec struct {
 	To         []mail.Address
 	ReplyTo    *mail.Address // where the notice asks to write; nil: none
 	Subject    string
-	MessageID  string // with angle brackets, as in the header
+	MessageID  string   // with angle brackets, as in the header
+	Supersedes string   // a correction: the Message-ID of the version it replaces
+	References []string // every earlier version's Message-ID
 	Date       time.Time
 	Lang       string
 	Text, HTML string
@@ -72,6 +74,12 @@ func buildEML(s emlSpec) []byte {
 	}
 	header("Subject", mime.QEncoding.Encode("utf-8", s.Subject))
 	header("Message-ID", s.MessageID)
+	if s.Supersedes != "" {
+		header("Supersedes", s.Supersedes)
+	}
+	if len(s.References) > 0 {
+		header("References", strings.Join(s.References, " "))
+	}
 	header("Content-Language", s.Lang)
 	header("MIME-Version", "1.0")
 	header("Content-Type", `multipart/mixed; boundary="`+mixedB+`"`)

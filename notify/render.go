@@ -25,6 +25,7 @@ var languages = catalog.Languages
 // figures and the incident, never another tenant. Times are written in
 // prose by the catalogue; the attachment keeps RFC 3339.
 type tenantView struct {
+	Supersedes   bool // a correction of a notice already accepted
 	IncidentID   string
 	ProviderName string
 	Contact      string // DPO address, else the provider's security contact
@@ -74,6 +75,7 @@ type termGroup struct {
 // regulatorView is the content of the regulator notice: the filing facts
 // (shared with the Regulator sheet) and the timeline; no tenant.
 type regulatorView struct {
+	Supersedes                                bool // a correction of a notice already accepted
 	IncidentID, ProviderName, ProviderCountry string
 	Contact                                   string
 	ContactIsDPO                              bool

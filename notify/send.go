@@ -14,6 +14,7 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,7 @@ type SendOptions struct {
 	RatePerSecond      float64
 	Send               bool
 	RetryPermanent     bool          // send again to addresses that answered 5xx
+	Supersede          bool          // send corrections of notices already accepted (see supersede.go)
 	TLSConfig          *tls.Config   // optional: a private CA, or tests
 	Timeout            time.Duration // per SMTP exchange; 0: 30s
 }
@@ -55,6 +57,9 @@ type SendResult struct {
 	Sent, AlreadyAccepted, Failed, DryRun int
 	Deferred, Rejected                    int
 	Undelivered                           []Undelivered
+	// Held: corrections of notices an earlier version of which was
+	// accepted, not sent without Supersede.
+	Held []Undelivered
 }
 
 // Undelivered is a notice that no address has accepted, with why.
@@ -99,6 +104,10 @@ func Send(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, o
 	if err != nil {
 		return nil, err
 	}
+	versions, err := loadAcceptedVersions(ctx, db)
+	if err != nil {
+		return nil, err
+	}
 	res := &SendResult{}
 	var s *smtpSender
 	if opts.Send {
@@ -139,6 +148,14 @@ func Send(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, o
 		undelivered := func(reason string) {
 			res.Failed++
 			res.Undelivered = append(res.Undelivered, Undelivered{n.NoticeID, n.TenantID, n.File, reason})
+		}
+		if !accepted && !opts.Supersede && len(versions[n.NoticeID]) > 0 &&
+			!slices.ContainsFunc(versions[n.NoticeID], func(v acceptedVersion) bool { return v.messageID == n.MessageID }) {
+			earlier := versions[n.NoticeID][len(versions[n.NoticeID])-1].messageID
+			res.Held = append(res.Held, Undelivered{n.NoticeID, n.TenantID, n.File,
+				"redrafted with other content after " + earlier + " was accepted: a correction, sent only with --supersede"})
+			logger.Warn("a corrected notice supersedes one already accepted; not sent without --supersede", "notice", n.NoticeID, "file", n.File, "supersedes", earlier)
+			continue
 		}
 		if len(pending) == 0 {
 			if accepted {
@@ -235,6 +252,9 @@ func Send(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, o
 	}
 	if changed > 0 && !opts.Send {
 		return res, fmt.Errorf("%d notice(s) changed since their isolation check and would not be sent; redraft them", changed)
+	}
+	if len(res.Held) > 0 && res.Failed == 0 {
+		return res, fmt.Errorf("%d notice(s) redrafted with other content after an earlier version was accepted; read them, then send them with --supersede (each goes out as a new message that says it supersedes the first)", len(res.Held))
 	}
 	if res.Failed > 0 {
 		return res, fmt.Errorf("%d notice(s) accepted by none of their addresses; rerun 'leakmap notify send --send' to retry the temporary failures (addresses that accepted are never sent again; permanent rejections only with --retry-permanent)", res.Failed)

@@ -149,6 +149,7 @@ func (o *notifySendOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.outbox, "outbox", "", "outbox folder written by 'notify draft'")
 	f.BoolVar(&o.send.Send, "send", false, "really send (default: dry run)")
 	f.BoolVar(&o.send.RetryPermanent, "retry-permanent", false, "send again to addresses that refused with a permanent (5xx) error")
+	f.BoolVar(&o.send.Supersede, "supersede", false, "send notices redrafted with other content after an earlier version was accepted, as new messages that supersede it")
 	f.StringVar(&o.send.Host, "smtp-host", "", "SMTP server host")
 	f.IntVar(&o.send.Port, "smtp-port", 0, "SMTP port (default 587 starttls, 465 tls, 25 none)")
 	f.StringVar(&o.send.Username, "smtp-user", "", "SMTP user (authentication when set)")
@@ -193,7 +194,11 @@ failure resumes. An address that answers 4xx (or does not answer) is retried
 on the next run; one that answers 5xx is recorded with the server's reply and
 retried only with --retry-permanent. A notice is delivered when one of its
 addresses accepted it; the summary lists the notices no address accepted,
-and the exit status is 1 while there is one. Blocked and cannot-notify
+and the exit status is 1 while there is one. A notice redrafted with other
+content after an earlier version was accepted is a correction: it is listed
+and held, and sent only with --supersede, as a new message (its own
+Message-ID, Supersedes and References naming the first, and a line saying so
+in its language). Blocked and cannot-notify
 notices are never sent. Without
 --send, only lists what would be sent. SMTP settings fall back to the
 environment: LEAKMAP_SMTP_HOST, LEAKMAP_SMTP_PORT, LEAKMAP_SMTP_USER,
@@ -231,6 +236,9 @@ func runNotifySend(ctx context.Context, g *globalOptions, opts notifySendOptions
 				who = "tenant " + u.TenantID
 			}
 			fmt.Fprintf(g.stdout, "  no address accepted %s (%s): %s\n", who, u.File, u.Reason)
+		}
+		for _, u := range res.Held {
+			fmt.Fprintf(g.stdout, "  held %s: %s\n", u.File, u.Reason)
 		}
 	}
 	return err
