@@ -217,6 +217,10 @@ func loadRecordFiles(ctx context.Context, db *sql.DB, logger *slog.Logger, batch
 			return nil, fmt.Errorf("ingest_records_3_drop_dups: %w", err)
 		}
 	}
+	if _, err := conn.ExecContext(ctx, queries.Get("ingest_batch_files_0")); err != nil {
+		return nil, fmt.Errorf("ingest_batch_files_0: %w", err)
+	}
+	custody := make([][]driver.Value, 0, len(todo))
 	for k, i := range todo {
 		s, rf := sinks[k], batch[i]
 		if err := refuseAllRejected(rf.fi, rf.m, s); err != nil {
@@ -229,10 +233,29 @@ func loadRecordFiles(ctx context.Context, db *sql.DB, logger *slog.Logger, batch
 		if r.Read != r.Loaded+r.Rejected+r.Duplicates {
 			return nil, fmt.Errorf("%s: read %d != loaded %d + rejected %d + duplicates %d", r.Path, r.Read, r.Loaded, r.Rejected, r.Duplicates)
 		}
-		if _, err := conn.ExecContext(ctx, queries.Get("ingest_record_file"), s.fileID, rf.fi.path, rf.fi.name, rf.fi.size,
-			rf.fi.sha256, rf.fi.format, rf.fi.compression, rf.m.name, r.Read, r.Loaded, r.Rejected, r.Duplicates, r.NameReused); err != nil {
-			return nil, fmt.Errorf("ingest_record_file: %w", err)
+		custody = append(custody, []driver.Value{s.fileID, rf.fi.path, rf.fi.name, rf.fi.size,
+			rf.fi.sha256, rf.fi.format, rf.fi.compression, rf.m.name, r.Read, r.Loaded, r.Rejected, r.Duplicates, r.NameReused})
+	}
+	// One statement for the batch's custody rows: one insert per file cost
+	// more than the small files' records.
+	err = conn.Raw(func(dc any) error {
+		a, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", "ingest_batch_files")
+		if err != nil {
+			return fmt.Errorf("custody appender: %w", err)
 		}
+		for _, row := range custody {
+			if err := a.AppendRow(row...); err != nil {
+				a.Close()
+				return err
+			}
+		}
+		return a.Close()
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, queries.Get("ingest_batch_files_1")); err != nil {
+		return nil, fmt.Errorf("ingest_batch_files_1: %w", err)
 	}
 	if testHookBeforeCommit != nil {
 		testHookBeforeCommit(batch[todo[0]].fi.path)

@@ -23,7 +23,7 @@ import (
 )
 
 // openCase opens a fresh case database file.
-func openCase(t *testing.T) *sql.DB {
+func openCase(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := casedb.Open(context.Background(), filepath.Join(t.TempDir(), "case.duckdb"))
 	if err != nil {

@@ -57,7 +57,9 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20), max: max, dmg: damageOf(r)}
+	// 64 KiB reads as fast as 1 MiB, and a fleet's thousands of small
+	// files do not each zero a megabyte (a tenth of their ingest).
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max, dmg: damageOf(r)}
 }
 
 // next returns the next line without its line ending, and its 1-based

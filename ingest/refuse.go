@@ -189,6 +189,24 @@ func (c *countSink) reject(_ int64, reason, _ string) error {
 }
 func (c *countSink) duplicateLine() {}
 
+// sampleHeadLines is how many lines of a file's head the refusal check
+// judges: enough that "every one lacks the field" is no accident, few
+// enough that a fleet's thousands of small files are not parsed twice.
+const sampleHeadLines = 64
+
+// firstLines is b up to its n-th line end.
+func firstLines(b []byte, n int) []byte {
+	off := 0
+	for i := 0; i < n; i++ {
+		j := bytes.IndexByte(b[off:], '\n')
+		if j < 0 {
+			return b
+		}
+		off += j + 1
+	}
+	return b[:off]
+}
+
 // sampleHead reads the records of a file's head as the load will, and
 // refuses the file when every one of them lacks the same required field.
 func sampleHead(ctx context.Context, fi *fileInfo, m *Mapping) error {
@@ -205,6 +223,9 @@ func sampleHead(ctx context.Context, fi *fileInfo, m *Mapping) error {
 	}
 	if fi.format == formatJSONL && prettyJSON(head) && len(fi.head) == sniffSize {
 		return nil // a big document: the load judges it
+	}
+	if fi.format != formatCSV || !bytes.Contains(head, []byte{'"'}) {
+		head = firstLines(head, sampleHeadLines) // a CSV cell may hold line ends: keep its head whole
 	}
 	c := &countSink{}
 	inst := m.instance(fi.name)
