@@ -8,6 +8,8 @@
 -- finish (its start derived from the latency). They are one record: the
 -- finished half, with the received half's start; the received half counts
 -- as its duplicate.
+-- The logged texts stay in source_records (join_12 reads them there): a
+-- copy of every text is the costly part of this table at scale.
 CREATE OR REPLACE TEMP TABLE join_rec AS
 WITH halves AS (
     SELECT f.record_id AS f_id, r.record_id AS r_id, r.ts AS r_ts
@@ -18,7 +20,7 @@ WITH halves AS (
       AND r.end_ts IS NULL AND r.finish_type IS NULL AND r.ts IS NOT NULL AND r.ts <= f.end_ts
     QUALIFY count(*) OVER (PARTITION BY f.record_id) = 1 AND count(*) OVER (PARTITION BY r.record_id) = 1
 ), recs AS (
-    SELECT s.* REPLACE (coalesce(h.r_ts, s.ts) AS ts), hr.f_id AS half_of
+    SELECT s.* EXCLUDE (prompt_text, response_text) REPLACE (coalesce(h.r_ts, s.ts) AS ts), hr.f_id AS half_of
     FROM source_records s
     LEFT JOIN halves h ON h.f_id = s.record_id
     LEFT JOIN halves hr ON hr.r_id = s.record_id
@@ -27,7 +29,7 @@ SELECT * EXCLUDE (first_id, half_of),
        CASE WHEN half_of IS NOT NULL THEN half_of WHEN first_id <> record_id THEN first_id END AS dup_of
 FROM (
     SELECT record_id, source, layout, role, rid, bootstrap_room, instance, ts, end_ts, tenant_id, model,
-           prompt_tokens, completion_tokens, status, finish_type, finish_message, prompt_text, response_text,
+           prompt_tokens, completion_tokens, status, finish_type, finish_message,
            file_id, line, half_of,
            min(record_id) OVER (PARTITION BY role, rid, prompt_tokens, completion_tokens,
                CASE WHEN role = 'gateway' AND rid IS NOT NULL THEN hash(tenant_id, model, status)

@@ -8,6 +8,10 @@
 -- abort its status_code (500 when it has none), no finished event unknown.
 -- A call with no time anywhere cannot be a request (counted in join_report).
 INSERT INTO requests
+WITH texts AS (
+    SELECT record_id, prompt_text, response_text FROM source_records
+    WHERE prompt_text IS NOT NULL OR response_text IS NOT NULL
+)
 SELECT * EXCLUDE (file_id, line), hash(request_id, ts, end_ts, tenant_id, model, prompt_tokens, completion_tokens, status,
                prefill_instance, decode_instance, prompt_text, response_text) AS row_hash,
        file_id, line
@@ -27,13 +31,16 @@ FROM (
                 ELSE CASE WHEN p.finish_type IS NULL THEN NULL WHEN p.finish_type = 'abort' THEN coalesce(p.status, 500) ELSE 200 END END AS status,
            CASE WHEN d.role = 'engine' THEN d.instance ELSE p.instance END AS prefill_instance,
            d.instance AS decode_instance,
-           coalesce(g.prompt_text, d.prompt_text, p.prompt_text) AS prompt_text,
-           coalesce(g.response_text, d.response_text) AS response_text,
+           coalesce(gt.prompt_text, dt.prompt_text, pt.prompt_text) AS prompt_text,
+           coalesce(gt.response_text, dt.response_text) AS response_text,
            coalesce(g.file_id, d.file_id, p.file_id) AS file_id,
            coalesce(g.line, d.line, p.line) AS line
     FROM join_calls c
     LEFT JOIN join_rec g ON g.record_id = c.g_id
     LEFT JOIN join_rec d ON d.record_id = c.d_id
     LEFT JOIN join_rec p ON p.record_id = c.p_id
+    LEFT JOIN texts gt ON gt.record_id = c.g_id
+    LEFT JOIN texts dt ON dt.record_id = c.d_id
+    LEFT JOIN texts pt ON pt.record_id = c.p_id
 )
 WHERE ts IS NOT NULL;
