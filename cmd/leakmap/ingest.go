@@ -80,37 +80,52 @@ func runIngest(ctx context.Context, g *globalOptions, opts ingestCmdOptions, log
 	defer db.Close()
 	res, err := ingest.RunSources(ctx, db, g.logger, sources, opts.ingest)
 	if res != nil {
-		printIngest(g.stdout, res)
+		printIngest(g.stdout, res, g.verbose)
 	}
 	return err
 }
 
-// printIngest prints one line per file and the totals.
-func printIngest(w io.Writer, res *ingest.Result) {
+// printIngest prints the files loaded (each, or past a few the notable ones
+// and a line per source) and the totals.
+func printIngest(w io.Writer, res *ingest.Result, all bool) {
+	// A fleet's hourly parts are thousands of files: past fileLines, only
+	// the files that need a look get a line of their own, and each source a
+	// line of totals (every file's counts are in ingest_files and the
+	// report's Ingest sheet; -v lists them all).
+	const fileLines = 20
+	each := all || len(res.Files) <= fileLines
 	already := 0
+	type total struct {
+		files                                         int
+		read, loaded, rejected, duplicates, conflicts int64
+	}
+	var order []string
+	totals := map[string]*total{}
 	for _, f := range res.Files {
-		switch {
-		case f.AlreadyLoaded:
+		if f.AlreadyLoaded {
 			already++
-			damage := ""
-			if f.Damage != "" {
-				damage = " [" + f.Damage + " when loaded: the rest of the file is missing]"
-			}
-			fmt.Fprintf(w, "%s: already loaded (sha256 %s), nothing added%s\n", f.Path, f.SHA256[:12], damage)
-		default:
-			flag := ""
-			if f.NameReused {
-				flag = " [name loaded before with other content]"
-			}
-			if f.Damage != "" {
-				flag += " [" + f.Damage + ": the rows after the break are missing]"
-			}
-			kind := ""
-			if f.Role != "" && f.Role != "canonical" {
-				kind = fmt.Sprintf(" (%s %s, %s)", f.Preset, f.Role, f.Source)
-			}
-			fmt.Fprintf(w, "%s: %s/%s%s, read %d, loaded %d, rejected %d, duplicates %d, conflicts %d%s\n",
-				f.Path, f.Format, f.Compression, kind, f.Read, f.Loaded, f.Rejected, f.Duplicates, f.Conflicts, flag)
+		}
+		notable := f.AlreadyLoaded || f.NameReused || f.Damage != "" || f.Rejected > 0 || f.Conflicts > 0
+		if each || notable {
+			printFile(w, f)
+		}
+		key := f.Source
+		if f.Role != "" && f.Role != "canonical" {
+			key = fmt.Sprintf("%s (%s %s)", f.Source, f.Preset, f.Role)
+		}
+		if totals[key] == nil {
+			totals[key] = &total{}
+			order = append(order, key)
+		}
+		t := totals[key]
+		t.files++
+		t.read, t.loaded, t.rejected, t.duplicates, t.conflicts = t.read+f.Read, t.loaded+f.Loaded, t.rejected+f.Rejected, t.duplicates+f.Duplicates, t.conflicts+f.Conflicts
+	}
+	if !each {
+		for _, key := range order {
+			t := totals[key]
+			fmt.Fprintf(w, "%s: %d files, read %d, loaded %d, rejected %d, duplicates %d, conflicts %d\n",
+				key, t.files, t.read, t.loaded, t.rejected, t.duplicates, t.conflicts)
 		}
 	}
 	for _, s := range res.Skipped {
@@ -121,6 +136,31 @@ func printIngest(w io.Writer, res *ingest.Result) {
 	if res.Join != nil {
 		fmt.Fprintln(w, res.Join.Summary())
 	}
+}
+
+// printFile prints one file's outcome.
+func printFile(w io.Writer, f ingest.FileResult) {
+	if f.AlreadyLoaded {
+		damage := ""
+		if f.Damage != "" {
+			damage = " [" + f.Damage + " when loaded: the rest of the file is missing]"
+		}
+		fmt.Fprintf(w, "%s: already loaded (sha256 %s), nothing added%s\n", f.Path, f.SHA256[:12], damage)
+		return
+	}
+	flag := ""
+	if f.NameReused {
+		flag = " [name loaded before with other content]"
+	}
+	if f.Damage != "" {
+		flag += " [" + f.Damage + ": the rows after the break are missing]"
+	}
+	kind := ""
+	if f.Role != "" && f.Role != "canonical" {
+		kind = fmt.Sprintf(" (%s %s, %s)", f.Preset, f.Role, f.Source)
+	}
+	fmt.Fprintf(w, "%s: %s/%s%s, read %d, loaded %d, rejected %d, duplicates %d, conflicts %d%s\n",
+		f.Path, f.Format, f.Compression, kind, f.Read, f.Loaded, f.Rejected, f.Duplicates, f.Conflicts, flag)
 }
 
 // chooseSources picks what to load: LOG arguments (one source, "cli", with

@@ -112,7 +112,7 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	// printed), so nobody files a notice on a case that silently lost rows.
 	s.ingest, err = ingest.RunSources(ctx, db, g.logger, sources, opts.ingest)
 	if s.ingest != nil && (err == nil || errors.Is(err, ingest.ErrDamaged)) {
-		printIngest(g.stdout, s.ingest)
+		printIngest(g.stdout, s.ingest, g.verbose)
 	}
 	if err != nil {
 		if !errors.Is(err, ingest.ErrDamaged) || !opts.keepGoing {
