@@ -157,10 +157,13 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	}
 	attachName := safeAttachmentName(inc.ID) + "-requests.csv"
 
-	for _, t := range tenants {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	// Tenant notices are independent: rendered, written and checked on one
+	// worker per CPU, each with its own checker (line caches); the manifest
+	// is complete (buildManifest) and only read. Results keep the tenants'
+	// order, so the outbox and its index are the same as drafted one by one.
+	res.Notices = make([]IndexRow, len(tenants))
+	failures := make([]string, len(tenants))
+	draftOne := func(c *checker, i int, t caseTenant) error {
 		row := IndexRow{Kind: "tenant", TenantID: t.ID, NoticeID: inc.ID + "/tenant/" + t.ID,
 			File: tenantFile(t.ID), MessageID: "<" + messageID(inc.ID, t.ID, domain) + ">", Language: tenantLanguage(dir, t.ID), Status: StatusReady}
 		view := tenantView{
@@ -200,21 +203,37 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 				return render("tenant", row.Language, view)
 			})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		row.MessageID = msgID
 		if err := writeNotice(outbox, &row, eml); err != nil {
-			return nil, err
+			return err
 		}
+		// Checked from memory as written: the same check as 'notify
+		// check', without reading the outbox back.
+		failures[i] = strings.Join(c.checkMessage(eml, ownerKey(t.ID)), "; ")
+		res.Notices[i] = row
+		return nil
+	}
+	if err := parallelEach(ctx, len(tenants), func() *checker { return newChecker(man) }, func(c *checker, i int) error {
+		return draftOne(c, i, tenants[i])
+	}); err != nil {
+		return nil, err
+	}
+	checked := map[string]string{}
+	for i, t := range tenants {
+		row := res.Notices[i]
 		man.notices[row.File] = ownerKey(t.ID)
 		man.files = append(man.files, row.File)
-		res.Notices = append(res.Notices, row)
+		if failures[i] != "" {
+			checked[row.File] = failures[i]
+		}
 	}
 
 	// The tenant notices are checked and stored first: the regulator
 	// notice states their counts from the notices table, through the same
 	// queries as the report's Regulator sheet.
-	if _, err := checkAndStore(ctx, db, logger, outbox, man, res.Notices); err != nil {
+	if _, err := checkAndStore(ctx, db, logger, outbox, man, res.Notices, checked); err != nil {
 		return nil, err
 	}
 	facts, err := filing.Load(ctx, db, inc, asOf)
@@ -233,10 +252,13 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if err := writeNotice(outbox, &reg.IndexRow, reg.eml); err != nil {
 		return nil, err
 	}
+	if why := strings.Join(newChecker(man).checkMessage(reg.eml, regulatorKey), "; "); why != "" {
+		checked[reg.File] = why
+	}
 	man.notices[reg.File] = regulatorKey
 	man.files = append(man.files, reg.File)
 	res.Notices = append(res.Notices, reg.IndexRow)
-	if res.Check, err = checkAndStore(ctx, db, logger, outbox, man, res.Notices); err != nil {
+	if res.Check, err = checkAndStore(ctx, db, logger, outbox, man, res.Notices, checked); err != nil {
 		return nil, err
 	}
 	for i := range res.Notices {
@@ -264,14 +286,16 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	return res, nil
 }
 
-// checkAndStore writes the manifest of the notices written so far, runs the
-// isolation check on them (the same as 'notify check'), marks a failing
-// notice blocked, and rewrites the notices table.
-func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, man *manifest, notices []IndexRow) (*CheckResult, error) {
+// checkAndStore writes the manifest of the notices written so far, takes
+// the isolation check of each notice made from memory as it was written
+// (checked: file -> reasons, the same check as 'notify check'), checks the
+// outbox's listing against the manifest as 'notify check' does, marks a
+// failing notice blocked, and rewrites the notices table.
+func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, man *manifest, notices []IndexRow, checked map[string]string) (*CheckResult, error) {
 	if err := man.write(filepath.Join(outbox, manifestName)); err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
-	check, err := Check(outbox)
+	check, err := checkListing(outbox, man, checked)
 	if err != nil {
 		return nil, err
 	}

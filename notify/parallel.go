@@ -1,0 +1,86 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// parallelEach runs f(state, i) for i in [0, n) on one worker per CPU,
+// each worker with its own state (newState), and returns the first error
+// by index (so the error does not depend on scheduling). Workers stop
+// taking work after an error or when ctx is done.
+func parallelEach[S any](ctx context.Context, n int, newState func() S, f func(S, int) error) error {
+	errsAt := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var failed sync.Once
+	stop := make(chan struct{})
+	for w := 0; w < min(runtime.GOMAXPROCS(0), max(n, 1)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := newState()
+			for i := range next {
+				if errsAt[i] = f(st, i); errsAt[i] != nil {
+					failed.Do(func() { close(stop) })
+				}
+			}
+		}()
+	}
+feed:
+	for i := 0; i < n; i++ {
+		select {
+		case next <- i:
+		case <-stop:
+			break feed
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errsAt {
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// checkListing is the check result of notices already checked from memory
+// (checked: file -> reasons), with the listing checks 'notify check' makes
+// of an outbox: every .eml is in the manifest, every manifest file is
+// there.
+func checkListing(outbox string, m *manifest, checked map[string]string) (*CheckResult, error) {
+	entries, err := os.ReadDir(outbox)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	onDisk := map[string]bool{}
+	res := &CheckResult{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".eml") {
+			continue
+		}
+		name := e.Name()
+		onDisk[name] = true
+		res.Checked++
+		if _, ok := m.notices[name]; !ok {
+			res.Failures = append(res.Failures, CheckFailure{name, "not listed in the isolation manifest: cannot tell whose notice it is"})
+		} else if why := checked[name]; why != "" {
+			res.Failures = append(res.Failures, CheckFailure{name, why})
+		}
+	}
+	for _, name := range m.files {
+		if !onDisk[name] {
+			res.Failures = append(res.Failures, CheckFailure{name, "listed in the isolation manifest but missing from the outbox"})
+		}
+	}
+	sort.SliceStable(res.Failures, func(i, j int) bool { return res.Failures[i].File < res.Failures[j].File })
+	return res, nil
+}
