@@ -2,8 +2,8 @@
 // maps every possible exposure from a source request to a trigger, with a
 // tier (confirmed, probable, possible) and its evidence, following
 // DESIGN.md's contamination model. Everything is SQL (queries/analysis_*.sql)
-// except the decode-pool replay and the shingle hashing, which run in Go on
-// rows read through Arrow.
+// except the decode-pool replay, which runs in Go on rows read through
+// Arrow, and the content match (package textmatch, shared with the sweep).
 //
 // Readings of DESIGN.md where it leaves a choice (each one tested):
 //   - Served: status 2xx or no status. A source is always a served row.
@@ -14,8 +14,9 @@
 //     ignored (slots cannot be taken back from their holders) and counted.
 //   - A row with end_ts = ts is released right after its own allocation
 //     (the "releases first" rule would free it before it holds anything).
-//   - confirmed: the source precedes the trigger in replay order (ts, then
-//     request_id, then row_id), any model.
+//   - confirmed: a strong, specific content match (package textmatch); the
+//     source precedes the trigger in replay order (ts, then request_id, then
+//     row_id), any model, on the trigger's decode instance or an unknown one.
 //   - residency: a placeable source on the trigger's decode instance whose
 //     end_ts is in [trigger ts - residency_lookback, trigger ts]; a request
 //     still running at the trigger's ts holds its slots and is no source.
@@ -44,6 +45,7 @@ import (
 
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/queries"
+	"github.com/leakmap/leakmap/textmatch"
 )
 
 // Tier names, strongest first.
@@ -80,6 +82,11 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 		logger = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
+	// The content match reads the case's fingerprints: bring them up to
+	// date first (only rows not fingerprinted yet are hashed).
+	if _, err := textmatch.Update(ctx, db, logger); err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
 	// Temporary tables live on one connection: every step uses this one.
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -157,19 +164,18 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 			}
 		}
 	}
-	sh, err := runShingles(ctx, conn)
+	ms, err := confirmByText(ctx, conn, exec, k.Evidence)
 	if err != nil {
 		return nil, err
 	}
-	logger.Debug("hashed shingles", "triggers_with_text", sh.triggers, "prompts", sh.prompts, "pairs", len(sh.pairs))
-	pairs = append(pairs, sh.pairs...)
+	logger.Debug("measured content matches", "candidates", ms.Candidates, "strong", ms.Strong)
 
 	if err := loadGoResults(ctx, conn, pairs, slots); err != nil {
 		return nil, err
 	}
 	// The Go side is done with its large slices: hand the memory back
 	// before DuckDB's joins need it (peak memory at 10M requests).
-	pairs, slots, sh = nil, nil, nil
+	pairs, slots = nil, nil
 	debug.FreeOSMemory()
 
 	// The outputs change together or not at all.
@@ -210,6 +216,26 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 	logger.Info("analysis done", "triggers", sum.Triggers, "exposures", confirmed+probable+possible,
 		"cross_tenant", sum.CrossTenant, "elapsed", sum.Elapsed.Round(time.Millisecond))
 	return sum, nil
+}
+
+// confirmByText measures the content match of every trigger's logged
+// response with the served prompts before it (textmatch's steps, with the
+// analysis's candidates) into text_matches.
+func confirmByText(ctx context.Context, conn *sql.Conn, exec func(string, ...any) error, th incident.Evidence) (*textmatch.MeasureStats, error) {
+	if err := exec("analysis_07_text_responses"); err != nil {
+		return nil, err
+	}
+	if err := textmatch.Prepare(ctx, conn, th); err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
+	if err := exec("analysis_08_text_candidates"); err != nil {
+		return nil, err
+	}
+	ms, err := textmatch.MeasureCandidates(ctx, conn, th)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
+	return ms, nil
 }
 
 // dedupTimeline keeps, for rows of the same instance, role and valid_from,

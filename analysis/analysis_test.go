@@ -164,14 +164,15 @@ func equalLines(t *testing.T, what string, got, want []string) {
 }
 
 // compact keeps, of each exposure line, the pair, tier, self marker and the
-// slots= and shingles= evidence, for short wants.
+// slots= and text-match (shingles= run= rare=) evidence, for short wants.
 func compact(lines []string) []string {
 	var out []string
 	for _, l := range lines {
 		f := strings.Fields(l)
 		s := f[0] + " " + f[1]
 		for _, kv := range f[2:] {
-			if kv == "self" || strings.HasPrefix(kv, "slots=") || strings.HasPrefix(kv, "shingles=") {
+			if kv == "self" || strings.HasPrefix(kv, "slots=") || strings.HasPrefix(kv, "shingles=") ||
+				strings.HasPrefix(kv, "run=") || strings.HasPrefix(kv, "rare=") {
 				s += " " + kv
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,11 +22,11 @@ import (
 	"github.com/leakmap/leakmap/queries"
 )
 
-// pairRow is a (source, trigger) pair found in Go: slots from the replay, or
-// shingles shared; zero means "not found this way" (written as NULL).
+// pairRow is a (source, trigger) pair found by the replay, with the source's
+// stale slots.
 type pairRow struct {
 	source, trigger int64
-	slots, shingles int64
+	slots           int64
 }
 
 type triggerSlotRow struct {
@@ -201,154 +200,6 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	return out, nil
 }
 
-type shingleOutput struct {
-	pairs             []pairRow
-	triggers, prompts int64
-}
-
-// runShingles finds the (source, trigger) pairs whose source prompt shares
-// at least one shingle with the trigger's response: the triggers' responses
-// are hashed first (few), then the candidate prompts are streamed and hashed
-// on one worker per CPU. Text is only read here, never kept or written.
-func runShingles(ctx context.Context, conn *sql.Conn) (*shingleOutput, error) {
-	out := &shingleOutput{}
-	index := map[uint64][]int64{} // shingle -> triggers (row_id) whose response has it
-	err := casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
-		const qt = "analysis_07_trigger_texts"
-		rr, err := ar.QueryContext(ctx, queries.Get(qt))
-		if err != nil {
-			return fmt.Errorf("analysis: %s: %w", qt, err)
-		}
-		var hs, words []uint64
-		for rr.Next() {
-			rec := rr.RecordBatch()
-			ids, err := int64Col(rec, 0, qt)
-			if err != nil {
-				rr.Release()
-				return err
-			}
-			texts, err := stringCol(rec, 1, qt)
-			if err != nil {
-				rr.Release()
-				return err
-			}
-			for i := 0; i < int(rec.NumRows()); i++ {
-				hs, words = shingleHashes(texts.Value(i), hs[:0], words)
-				slices.Sort(hs)
-				hs = slices.Compact(hs)
-				for _, h := range hs {
-					index[h] = append(index[h], ids.Value(i))
-				}
-				out.triggers++
-			}
-		}
-		err = rr.Err()
-		rr.Release()
-		if err != nil {
-			return fmt.Errorf("analysis: %s: %w", qt, err)
-		}
-		if len(index) == 0 {
-			return nil
-		}
-		// A bit per hash (low 25 bits) rejects almost every prompt shingle
-		// before the map lookup, which would miss the cache each time.
-		filter := make([]uint64, 1<<(filterBits-6))
-		for h := range index {
-			filter[(h&filterMask)>>6] |= 1 << (h & 63)
-		}
-
-		const qs = "analysis_08_source_prompts"
-		rr, err = ar.QueryContext(ctx, queries.Get(qs))
-		if err != nil {
-			return fmt.Errorf("analysis: %s: %w", qs, err)
-		}
-		defer rr.Release()
-		batches := make(chan arrow.RecordBatch, 4)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var workErr error
-		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var hs, words, hits []uint64
-				count := map[int64]int64{}
-				for rec := range batches {
-					var local []pairRow
-					ids, err1 := int64Col(rec, 0, qs)
-					texts, err2 := stringCol(rec, 1, qs)
-					if err1 != nil || err2 != nil {
-						mu.Lock()
-						workErr = firstErr(workErr, firstErr(err1, err2))
-						mu.Unlock()
-						rec.Release()
-						continue
-					}
-					for i := 0; i < int(rec.NumRows()); i++ {
-						hs, words = shingleHashes(texts.Value(i), hs[:0], words)
-						hits = hits[:0]
-						for _, h := range hs {
-							if filter[(h&filterMask)>>6]&(1<<(h&63)) == 0 {
-								continue
-							}
-							if _, ok := index[h]; ok {
-								hits = append(hits, h)
-							}
-						}
-						if len(hits) == 0 {
-							continue
-						}
-						slices.Sort(hits)
-						hits = slices.Compact(hits)
-						clear(count)
-						for _, h := range hits {
-							for _, t := range index[h] {
-								count[t]++
-							}
-						}
-						for t, n := range count {
-							local = append(local, pairRow{source: ids.Value(i), trigger: t, shingles: n})
-						}
-					}
-					n := rec.NumRows()
-					rec.Release()
-					mu.Lock()
-					out.pairs = append(out.pairs, local...)
-					out.prompts += n
-					mu.Unlock()
-				}
-			}()
-		}
-		for rr.Next() {
-			rec := rr.RecordBatch()
-			rec.Retain()
-			batches <- rec
-		}
-		close(batches)
-		wg.Wait()
-		if err := rr.Err(); err != nil {
-			return fmt.Errorf("analysis: %s: %w", qs, err)
-		}
-		return workErr
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-const (
-	filterBits = 25
-	filterMask = 1<<filterBits - 1
-)
-
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
 // loadGoResults registers the Go results as Arrow views and copies them
 // into the temp tables analysis_pairs and analysis_trigger_slots.
 func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots []triggerSlotRow) error {
@@ -357,12 +208,11 @@ func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots [
 		{Name: "source_row_id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "trigger_row_id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "slots", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "shingles", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}, nil)
 	pb := array.NewRecordBuilder(alloc, pairSchema)
 	defer pb.Release()
 	src, trg := pb.Field(0).(*array.Int64Builder), pb.Field(1).(*array.Int64Builder)
-	sl, sh := pb.Field(2).(*array.Int64Builder), pb.Field(3).(*array.Int64Builder)
+	sl := pb.Field(2).(*array.Int64Builder)
 	optional := func(b *array.Int64Builder, v int64) {
 		if v > 0 {
 			b.Append(v)
@@ -375,7 +225,6 @@ func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots [
 		src.Append(p.source)
 		trg.Append(p.trigger)
 		optional(sl, p.slots)
-		optional(sh, p.shingles)
 		if (i+1)%65536 == 0 {
 			pairRecs = append(pairRecs, pb.NewRecordBatch())
 		}

@@ -124,23 +124,23 @@ func TestEdgeCases(t *testing.T) {
 		},
 		{
 			// Content evidence. T has no decode instance: every source with a
-			// shared shingle is confirmed (whatever its instance), and the
+			// strong shared run is confirmed (whatever its instance), and the
 			// rest of the same model in the lookback is possible. U is on
-			// d1: S2 shares a shingle but ran on d2, so it is no source; the
+			// d1: S2 shares a long run but ran on d2, so it is no source; the
 			// unplaceable S3 (no end_ts) and T (no decode) are possible.
 			name: "confirmed, unknown decode instance",
 			rows: []req{
-				{id: "S1", ts: 0, end: 1, tenant: "a", prompt: 5, decode: "d1", promptText: "The quick brown fox jumps over the lazy dog"},
-				{id: "S2", ts: 2, end: 3, tenant: "b", prompt: 5, decode: "d2", promptText: "zebra quagga okapi giraffe lion"},
-				{id: "S3", ts: 3, end: -1, tenant: "c", prompt: 5, decode: "", promptText: "alpha beta gamma delta epsilon"},
+				{id: "S1", ts: 0, end: 1, tenant: "a", prompt: 5, decode: "d1", promptText: "The quick brown fox jumps over the lazy dog while seven wizards quietly hex jolly kings"},
+				{id: "S2", ts: 2, end: 3, tenant: "b", prompt: 5, decode: "d2", promptText: "zebra quagga okapi giraffe lion tiger panther jaguar lynx ocelot serval caracal"},
+				{id: "S3", ts: 3, end: -1, tenant: "c", prompt: 5, decode: "", promptText: "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"},
 				{id: "S4", ts: 4, end: 5, tenant: "d", prompt: 5, decode: "d1", promptText: "alpha beta gamma delta"},
-				{id: "T", ts: 10, end: 11, tenant: "t", prompt: 20, resp: "...Quick brown FOX, jumps over! zebra quagga okapi giraffe lion; alpha beta gamma delta epsilon"},
-				{id: "U", ts: 12, end: 13, tenant: "u", prompt: 20, decode: "d1", resp: "zebra quagga okapi giraffe lion"},
+				{id: "T", ts: 10, end: 11, tenant: "t", prompt: 20, resp: "...Quick brown FOX, jumps over! the lazy dog while seven wizards; zebra quagga okapi giraffe lion tiger panther jaguar lynx ocelot serval caracal. Alpha beta gamma delta epsilon zeta eta theta iota kappa"},
+				{id: "U", ts: 12, end: 13, tenant: "u", prompt: 20, decode: "d1", resp: "zebra quagga okapi giraffe lion tiger panther jaguar lynx ocelot serval caracal"},
 			},
 			prefill: 10, decode: 100,
 			wantTriggers: []string{"T unknown=NULL cap=10", "U unknown=19 cap=10"},
 			wantExposures: []string{
-				"S1>T confirmed shingles=1", "S2>T confirmed shingles=1", "S3>T confirmed shingles=1", "S4>T possible",
+				"S1>T confirmed shingles=7 run=11 rare=7", "S2>T confirmed shingles=8 run=12 rare=8", "S3>T confirmed shingles=6 run=10 rare=6", "S4>T possible",
 				"S3>U possible", "T>U possible",
 			},
 			wantTenants: []string{

@@ -15,10 +15,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // CSV outputs are byte-identical to each other and to testdata/golden.
 func TestCSVGolden(t *testing.T) {
 	rows := []req{
-		{id: "S1", ts: 0, end: 1, tenant: "acme", prompt: 5, decode: "d1", promptText: "The quick brown fox jumps over the lazy dog"},
+		{id: "S1", ts: 0, end: 1, tenant: "acme", prompt: 5, decode: "d1", promptText: "The quick brown fox jumps over the lazy dog while seven wizards quietly hex jolly kings"},
 		{id: "S2", ts: 2, end: 3, tenant: "beta,corp", prompt: 5, decode: "d2", promptText: "zebra quagga okapi giraffe lion"},
 		{id: "S3", ts: 3.25, end: -1, tenant: "gamma", prompt: 5, promptText: "alpha beta gamma delta epsilon"},
-		{id: "T", ts: 10, end: 11, tenant: "tee", prompt: 20, prefill: "p1", resp: "Quick brown FOX, jumps over! zebra quagga okapi giraffe lion"},
+		{id: "T", ts: 10, end: 11, tenant: "tee", prompt: 20, prefill: "p1", resp: "Quick brown FOX, jumps over! the lazy dog while seven wizards quietly hex: zebra quagga okapi giraffe lion"},
 		{id: "U", ts: 12, end: 13, tenant: "acme", prompt: 60, completion: 2, decode: "d1", prefill: "p2"},
 		{id: "V", ts: 14, end: 15, tenant: "vee", prompt: 60, completion: 2, decode: "d1", status: 200},
 	}

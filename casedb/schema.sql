@@ -246,3 +246,19 @@ CREATE TABLE IF NOT EXISTS notice_identities (
     kind      VARCHAR NOT NULL,   -- tenant_id | name | email | provider
     value     VARCHAR NOT NULL
 );
+
+-- Content-match fingerprints of every logged text (package textmatch): the
+-- winnowed 5-word shingle hashes of each prompt (kind 0) and response
+-- (kind 1), with their shingle position. Never the text. Filled
+-- incrementally: text_indexed lists the rows already fingerprinted.
+CREATE TABLE IF NOT EXISTS text_fingerprints (
+    row_id BIGINT NOT NULL,     -- requests.row_id
+    kind   UTINYINT NOT NULL,   -- 0 prompt, 1 response
+    hash   BIGINT NOT NULL,
+    pos    INTEGER NOT NULL     -- shingle position in the text
+);
+CREATE TABLE IF NOT EXISTS text_indexed (
+    row_id   BIGINT NOT NULL,
+    row_hash UBIGINT NOT NULL   -- requests.row_hash when fingerprinted: a changed row is done again
+);
+

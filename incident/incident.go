@@ -83,6 +83,78 @@ type Contamination struct {
 	PageSize          int64
 	ResidencyLookback time.Duration
 	PossibleLookback  time.Duration
+	Evidence          Evidence
+}
+
+// Evidence holds the thresholds of a strong, specific content match
+// (contamination.evidence; package textmatch defines the figures).
+type Evidence struct {
+	MinShingles   int // shared shingles that carry weight
+	MinRunWords   int // longest shared run of words that carry weight
+	CommonTenants int // text in the prompts of this many distinct tenants carries no weight
+}
+
+// DefaultEvidence holds on natural text (docs/evidence.md says how it was chosen).
+var DefaultEvidence = Evidence{MinShingles: 5, MinRunWords: 10, CommonTenants: 3}
+
+// MinRunWordsFloor is the smallest min_run_words: a shared run this long
+// always holds a fingerprint of both texts (textmatch.MinRunFloor).
+const MinRunWordsFloor = 8
+
+// rawEvidence is contamination.evidence as written; nil: not given.
+type rawEvidence struct {
+	MinShingles   *int `yaml:"min_shingles"`
+	MinRunWords   *int `yaml:"min_run_words"`
+	CommonTenants *int `yaml:"common_tenants"`
+}
+
+// parse fills the defaults and checks the ranges, naming each bad key.
+func (r *rawEvidence) parse(bad func(string, ...any)) Evidence {
+	e := DefaultEvidence
+	if r == nil {
+		return e
+	}
+	set := func(key string, v *int, floor int, dst *int) {
+		if v == nil {
+			return
+		}
+		if *v < floor {
+			bad("contamination.evidence.%s: must be at least %d, got %d", key, floor, *v)
+			return
+		}
+		*dst = *v
+	}
+	set("min_shingles", r.MinShingles, 1, &e.MinShingles)
+	set("min_run_words", r.MinRunWords, MinRunWordsFloor, &e.MinRunWords)
+	set("common_tenants", r.CommonTenants, 2, &e.CommonTenants)
+	return e
+}
+
+// LoadEvidence reads only contamination.evidence of an incident file (the
+// sweep needs nothing else, and the rest may still be a draft).
+func LoadEvidence(path string) (Evidence, error) {
+	data, err := bounded.ReadFile(path, bounded.MaxYAMLBytes)
+	if err != nil {
+		return Evidence{}, errs.Usage("incident file: %w", err)
+	}
+	if err := bounded.CheckYAML(data); err != nil {
+		return Evidence{}, errs.Usage("%s: %w", path, err)
+	}
+	var raw struct {
+		Contamination struct {
+			Evidence *rawEvidence `yaml:"evidence"`
+		} `yaml:"contamination"`
+	}
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(yaml.FormatError(err, false, false)), "\n")
+		return Evidence{}, errs.Usage("%s: %s", path, msg)
+	}
+	var problems []string
+	e := raw.Contamination.Evidence.parse(func(f string, a ...any) { problems = append(problems, fmt.Sprintf(f, a...)) })
+	if len(problems) > 0 {
+		return Evidence{}, errs.Usage("%s: %s", path, strings.Join(problems, "; "))
+	}
+	return e, nil
 }
 
 // Join holds the tolerances of the join of real-layout records into one
@@ -176,11 +248,12 @@ type rawFile struct {
 		Timeline          string `yaml:"timeline"`
 	} `yaml:"capacity"`
 	Contamination struct {
-		Model             string `yaml:"model"`
-		Allocator         string `yaml:"allocator"`
-		PageSize          *int64 `yaml:"page_size"`
-		ResidencyLookback string `yaml:"residency_lookback"`
-		PossibleLookback  string `yaml:"possible_lookback"`
+		Model             string       `yaml:"model"`
+		Allocator         string       `yaml:"allocator"`
+		PageSize          *int64       `yaml:"page_size"`
+		ResidencyLookback string       `yaml:"residency_lookback"`
+		PossibleLookback  string       `yaml:"possible_lookback"`
+		Evidence          *rawEvidence `yaml:"evidence"`
 	} `yaml:"contamination"`
 	Provider struct {
 		Name     string `yaml:"name"`
@@ -348,6 +421,7 @@ func Parse(data []byte, dir string) (*Incident, error) {
 	}
 	inc.Contamination.ResidencyLookback = dur("contamination.residency_lookback", k.ResidencyLookback, inc.Contamination.ResidencyLookback)
 	inc.Contamination.PossibleLookback = dur("contamination.possible_lookback", k.PossibleLookback, inc.Contamination.PossibleLookback)
+	inc.Contamination.Evidence = k.Evidence.parse(bad)
 
 	inc.Join = Join{
 		RoomTolerance:    dur("join.room_tolerance", raw.Join.RoomTolerance, 30*time.Second),

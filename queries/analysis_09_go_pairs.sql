@@ -1,5 +1,5 @@
--- analysis: the (source, trigger) pairs found in Go (replay slots, shared shingles), copied from their registered Arrow view.
+-- analysis: the (source, trigger) pairs found by the replay in Go (stale slots), copied from their registered Arrow view.
 CREATE OR REPLACE TEMP TABLE analysis_pairs AS
 SELECT source_row_id::BIGINT AS source_row_id, trigger_row_id::BIGINT AS trigger_row_id,
-       slots::BIGINT AS slots, shingles::BIGINT AS shingles
+       slots::BIGINT AS slots
 FROM arrow_analysis_pairs;

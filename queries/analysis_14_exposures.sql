@@ -3,9 +3,11 @@
 -- decode slots, as in the replay). A source with no tenant ('': an engine
 -- record no gateway record claims) is never the recipient's own data. "placed" = the replay can
 -- place the row: a decode instance and an end_ts not before ts.
---  confirmed: >=1 shared shingle (from Go); the source precedes the trigger in
---             replay order (ts, request_id, row_id); same decode instance or
---             either unknown.
+--  confirmed: a strong, specific content match (text_matches.strong, package
+--             textmatch; the candidates of analysis_08 already precede the
+--             trigger in replay order on the same decode instance or an
+--             unknown one). A weak match never confirms: its figures are
+--             still given in the evidence of the pair's other tier.
 --  probable:  replay: previous owners of the slots the trigger got but did
 --             not overwrite (from Go). residency: a placed source on the
 --             trigger's decode instance that ended in [ts - lookback, ts].
@@ -24,16 +26,8 @@ trig AS (
     FROM analysis_triggers t
 ),
 confirmed AS (
-    SELECT g.source_row_id, g.trigger_row_id, max(g.shingles) AS shingles
-    FROM analysis_pairs g
-    JOIN trig t ON t.row_id = g.trigger_row_id
-    JOIN requests s ON s.row_id = g.source_row_id
-    WHERE g.shingles > 0 AND s.row_id <> t.row_id
-      AND (s.status IS NULL OR s.status BETWEEN 200 AND 299)
-      AND (s.ts < t.ts OR (s.ts = t.ts AND (s.request_id < t.request_id
-           OR (s.request_id = t.request_id AND s.row_id < t.row_id))))
-      AND (s.decode_instance = t.decode_instance OR s.decode_instance IS NULL OR t.decode_instance IS NULL)
-    GROUP BY ALL
+    SELECT source_row_id, response_row_id AS trigger_row_id, true AS strong
+    FROM text_matches WHERE strong
 ),
 replayed AS (
     SELECT source_row_id, trigger_row_id, max(slots) AS slots
@@ -76,7 +70,7 @@ possible AS (
       AND (s.decode_instance = t.decode_instance OR s.decode_instance IS NULL OR t.decode_instance IS NULL)
 ),
 pairs AS (
-    SELECT source_row_id, trigger_row_id, max(shingles) AS shingles, max(slots) AS slots,
+    SELECT source_row_id, trigger_row_id, coalesce(bool_or(strong), false) AS strong, max(slots) AS slots,
            coalesce(bool_or(res), false) AS res, coalesce(bool_or(pos), false) AS pos
     FROM (SELECT * FROM confirmed
           UNION ALL BY NAME SELECT * FROM replayed
@@ -85,11 +79,11 @@ pairs AS (
     GROUP BY ALL
 )
 SELECT s.request_id, t.request_id, s.row_id, t.row_id, s.tenant_id, t.tenant_id, s.ts, t.ts,
-       CASE WHEN x.shingles > 0 THEN 'confirmed' WHEN x.slots > 0 OR x.res THEN 'probable' ELSE 'possible' END,
-       CASE WHEN x.shingles > 0 THEN 1 WHEN x.slots > 0 OR x.res THEN 2 ELSE 3 END,
+       CASE WHEN x.strong THEN 'confirmed' WHEN x.slots > 0 OR x.res THEN 'probable' ELSE 'possible' END,
+       CASE WHEN x.strong THEN 1 WHEN x.slots > 0 OR x.res THEN 2 ELSE 3 END,
        s.tenant_id = t.tenant_id AND s.tenant_id <> '',
        concat_ws(' ',
-           CASE WHEN x.shingles > 0 THEN 'shingles=' || x.shingles END,
+           CASE WHEN m.shingles > 0 THEN 'shingles=' || m.shingles || ' run=' || m.run || ' rare=' || m.rare END,
            CASE WHEN x.slots > 0 THEN 'slots=' || x.slots END,
            'instance=' || coalesce(t.decode_instance, 'unknown'),
            CASE WHEN s.decode_instance IS DISTINCT FROM t.decode_instance
@@ -101,5 +95,6 @@ SELECT s.request_id, t.request_id, s.row_id, t.row_id, s.tenant_id, t.tenant_id,
            CASE WHEN x.res THEN 'residency=' || p.residency_label END,
            CASE WHEN x.pos THEN 'possible=' || p.possible_label END)
 FROM pairs x
+LEFT JOIN text_matches m ON m.response_row_id = x.trigger_row_id AND m.source_row_id = x.source_row_id
 JOIN requests s ON s.row_id = x.source_row_id
 JOIN trig t ON t.row_id = x.trigger_row_id, p;

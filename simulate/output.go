@@ -345,6 +345,10 @@ func (w *logWriter) abort() {
 //	    Sorted by trigger ts, trigger_request_id, source_request_id.
 //	truth/unknown_slots.csv  trigger_request_id,unknown_slots
 //	    per trigger, the stale slots never written since the log began.
+//	truth/text_pairs.csv  response_request_id,source_request_id,
+//	    response_tenant_id,source_tenant_id,response_model,source_model,response_ts
+//	    every planted copy (the leaked_text exposures), in the order written;
+//	    the sweep's truth is its cross-tenant, same-model rows.
 type truthWriter struct {
 	dir   string
 	files []*os.File
@@ -356,6 +360,7 @@ var truthFiles = []struct{ name, header string }{
 	{"affected_requests.csv", "request_id,tenant_id,ts"},
 	{"exposures.csv", "source_request_id,trigger_request_id,source_tenant_id,recipient_tenant_id,kind,leaked_text,slots,self_exposure,trigger_decode_logged,source_decode_logged"},
 	{"unknown_slots.csv", "trigger_request_id,unknown_slots"},
+	{"text_pairs.csv", "response_request_id,source_request_id,response_tenant_id,source_tenant_id,response_model,source_model,response_ts"},
 }
 
 func newTruthWriter(dir string) (*truthWriter, error) {
@@ -382,6 +387,14 @@ func (t *truthWriter) trigger(r *row, tenantID string) error {
 
 func (t *truthWriter) exposure(src, trig, srcTenant, recTenant string, slots int64, leaked, self, trigDecode, srcDecode bool) error {
 	_, err := fmt.Fprintf(t.bws[1], "%s,%s,%s,%s,stale,%t,%d,%t,%t,%t\n", src, trig, srcTenant, recTenant, leaked, slots, self, trigDecode, srcDecode)
+	return err
+}
+
+// textPair records a planted copy: the trigger's response holds a run of
+// the source's own prompt words.
+func (t *truthWriter) textPair(r *row, src *owner, recTenant, srcTenant string) error {
+	_, err := fmt.Fprintf(t.bws[3], "%s,%s,%s,%s,%s,%s,%s\n", r.id, src.id, recTenant, srcTenant,
+		modelNames[r.model], modelNames[src.model], fmtUTC(r.ts))
 	return err
 }
 
@@ -440,6 +453,11 @@ real_noise.csv  kind,request_id,detail
   (the last line of that file is a torn copy of the call's row, intact in
   the next export), room_repeat (detail: the room and the earlier call that
   drew it, ten days or more before).
+text_pairs.csv  response_request_id,source_request_id,response_tenant_id,
+                source_tenant_id,response_model,source_model,response_ts
+  Every text-proven pair: the response holds a copied run of 12-16 of the
+  source prompt's own words (never its shared template). The sweep finds
+  the cross-tenant pairs of the same model.
 edge_cases.csv  name,request_id,trigger
   The planted edge cases (window bounds, thresholds, capacity change,
   statuses, out-of-scope huge prompts, equal times) and whether each is a

@@ -25,7 +25,9 @@ type owner struct {
 	tenant   int32
 	hasText  bool   // the source's prompt text is logged
 	textSeed uint64 // regenerates the prompt text (see text.go)
-	noDecode bool   // the log lost its decode instance (noise)
+	template int8   // the owner's tenant's template (-1: none)
+	model    int8
+	noDecode bool // the log lost its decode instance (noise)
 }
 
 // run is n consecutive slots of a sequence, all written last by own.

@@ -43,7 +43,10 @@ type Config struct {
 	PrefillInstances int     // prefill instances of the in-scope model (pf-0..)
 	DecodeInstances  int     // decode instances shared by every model (dc-0..)
 	TextShare        float64 // share of tenants that log prompt and response text
-	HugeShare        float64 // share of in-scope requests with a prompt of 600k..1.06M tokens
+	// Templates: a third of the tenants start every prompt with one of three
+	// shared templates, and their responses echo it (text.go).
+	Templates bool
+	HugeShare float64 // share of in-scope requests with a prompt of 600k..1.06M tokens
 
 	MaxContextTokens  int64 // the in-scope model's maximum context
 	PrefillPoolTokens int64 // prefill pool before the fix (the default threshold)
@@ -85,7 +88,7 @@ func DefaultConfig() Config {
 	return Config{
 		Seed: 1, Requests: 6000, Tenants: 60, Allocator: "sorted", PageSize: 1, Noise: true,
 		DirectoryGaps: true, CSVPart: true,
-		PrefillInstances: 4, DecodeInstances: 4, TextShare: 0.45, HugeShare: 0.025,
+		PrefillInstances: 4, DecodeInstances: 4, TextShare: 0.45, HugeShare: 0.025, Templates: true,
 		MaxContextTokens: 1048576, PrefillPoolTokens: 681280, FixedPrefillPool: 2040000,
 		MidPrefillPool: 720896, DecodePoolTokens: 3200000,
 		LogStart:         ts("2026-08-26T00:00:00Z"),
@@ -302,6 +305,7 @@ type tenant struct {
 	juris      string
 	kind       int // tenantShared, tenantLongOnly or tenantDormant
 	logsText   bool
+	template   int8 // shared template its prompts start with, -1: none
 	nullStyle  bool // absent text is written as null (else the key is left out)
 	recipient  bool // filled by the replay
 	crossSrc   bool
@@ -495,6 +499,7 @@ func (g *generator) makeTenants() {
 			t.emails = append(t.emails, "dpo@"+slug+".example")
 		}
 		t.logsText = r.Float64() < g.cfg.TextShare
+		t.template = templateOf(g.cfg.Seed, i, g.cfg.Templates)
 		t.nullStyle = r.IntN(2) == 0
 		_ = r.IntN(3) // was the client's id style: keeps the draws, and so the data, of earlier versions
 		switch {
@@ -605,7 +610,8 @@ func (g *generator) finishRow(r *row) {
 	for r.special == "" && g.changeTimes[r.end] {
 		r.end++ // no release at the very instant a pool changes
 	}
-	r.own = &owner{id: r.id, tenant: r.tenant, hasText: g.tenants[r.tenant].logsText, textSeed: mix(r.n ^ g.key ^ 0x7072)}
+	r.own = &owner{id: r.id, tenant: r.tenant, hasText: g.tenants[r.tenant].logsText, textSeed: mix(r.n ^ g.key ^ 0x7072),
+		template: g.tenants[r.tenant].template, model: int8(r.model)}
 }
 
 // regular generates an ordinary request at ts.
@@ -816,12 +822,11 @@ func (g *generator) onAlloc(r *row) error {
 			return err
 		}
 	} else if t.logsText && r.served {
-		rng := rand.New(rand.NewPCG(r.own.textSeed, 0x72657370))
-		resp = strings.Join(randomWords(rng, 8+rng.IntN(23)), " ")
+		resp = responseText(r.own)
 	}
 	prompt := ""
 	if t.logsText {
-		prompt = strings.Join(promptWords(r.own.textSeed), " ")
+		prompt = promptText(r.own)
 	}
 	r.sources = nil // the truth is written; keep no owners alive through it
 	if err := g.real.add(g, r, prompt, resp); err != nil {
@@ -863,15 +868,12 @@ func (g *generator) trigger(r *row) (string, error) {
 		}
 		sort.SliceStable(cand, func(i, j int) bool { return cand[i].slots > cand[j].slots })
 		k := min(len(cand), 1+rng.IntN(3))
-		parts := []string{strings.Join(randomWords(rng, 3+rng.IntN(4)), " ")}
+		var from []*owner
 		for _, s := range cand[:k] {
-			w := promptWords(s.own.textSeed)
-			n := 12 + rng.IntN(5)
-			at := rng.IntN(len(w) - n + 1)
-			parts = append(parts, strings.Join(w[at:at+n], " "), strings.Join(randomWords(rng, 2+rng.IntN(3)), " "))
+			from = append(from, s.own)
 			leaked[s.own] = true
 		}
-		resp = strings.Join(parts, " ")
+		resp = leakedResponse(rng, r.own, from)
 	}
 
 	g.sum.Triggers++
@@ -887,6 +889,9 @@ func (g *generator) trigger(r *row) (string, error) {
 		}
 		if leaked[s.own] {
 			g.sum.ConfirmedTruth++
+			if err := g.tr.textPair(r, s.own, t.id, g.tenants[s.own.tenant].id); err != nil {
+				return "", err
+			}
 		}
 		g.sum.TruthExposures++
 		if err := g.tr.exposure(s.own.id, r.id, g.tenants[s.own.tenant].id, t.id, s.slots, leaked[s.own], self,

@@ -130,11 +130,23 @@ func smallConfig(alloc string, noise bool) Config {
 	return c
 }
 
-func shingles(text string) map[string]bool {
+// copies returns the runs of leakMin words of text that no shared template
+// holds: what a planted copy leaves (a chance run of 12 Zipf words is
+// beyond reach; templates are echoed on purpose).
+func copies(text string) map[string]bool {
+	words()
+	inTemplate := map[string]bool{}
+	for _, tw := range tmpl {
+		for i := 0; i+leakMin <= len(tw); i++ {
+			inTemplate[strings.Join(tw[i:i+leakMin], " ")] = true
+		}
+	}
 	w := strings.Fields(text)
 	out := map[string]bool{}
-	for i := 0; i+5 <= len(w); i++ {
-		out[strings.Join(w[i:i+5], " ")] = true
+	for i := 0; i+leakMin <= len(w); i++ {
+		if g := strings.Join(w[i:i+leakMin], " "); !inTemplate[g] {
+			out[g] = true
+		}
 	}
 	return out
 }
@@ -301,6 +313,16 @@ func TestTruthInvariants(t *testing.T) {
 			if len(exps) != sum.TruthExposures || nLeaked != sum.ConfirmedTruth || nLeaked == 0 {
 				t.Errorf("exposures %d (summary %d), leaked %d (summary %d)", len(exps), sum.TruthExposures, nLeaked, sum.ConfirmedTruth)
 			}
+			for _, m := range csvtest.Read(t, filepath.Join(dir, "truth", "text_pairs.csv")) {
+				if !leaked[[2]string{m["source_request_id"], m["response_request_id"]}] {
+					t.Errorf("text pair %v is no leaked_text exposure", m)
+				}
+				nLeaked--
+			}
+			if nLeaked != 0 {
+				t.Errorf("text_pairs.csv misses %d leaked_text exposures", nLeaked)
+			}
+			nLeaked = sum.ConfirmedTruth
 			if sum.ReplayWarnings == 0 {
 				for id := range trig {
 					r := clean[id]
@@ -311,18 +333,19 @@ func TestTruthInvariants(t *testing.T) {
 				}
 			}
 
-			// Confirmed truth: a trigger's response shares word shingles with
-			// exactly the sources marked leaked_text, and no other prompt.
+			// Confirmed truth: a trigger's response shares a run of
+			// leakMin words outside the templates with exactly the sources
+			// marked leaked_text, and no other prompt.
 			owners := map[string][]string{}
 			for _, r := range clean {
-				for sh := range shingles(r.Prompt) {
+				for sh := range copies(r.Prompt) {
 					owners[sh] = append(owners[sh], r.ID)
 				}
 			}
 			found := 0
 			for id := range trig {
 				match := map[string]bool{}
-				for sh := range shingles(clean[id].Resp) {
+				for sh := range copies(clean[id].Resp) {
 					for _, o := range owners[sh] {
 						match[o] = true
 					}

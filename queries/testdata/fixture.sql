@@ -22,7 +22,21 @@ INSERT INTO analysis_runs VALUES ('WAI-TEST', 'replay', 'sorted', 1, 3, 0, 1, 2,
 -- (replay slots, shared shingles, never-written slots per trigger).
 -- Views, as the Arrow registration makes them (the drop queries drop views).
 CREATE OR REPLACE TEMP VIEW arrow_analysis_pairs AS
-SELECT * FROM (VALUES (1::BIGINT, 3::BIGINT, NULL::BIGINT, 3::BIGINT), (2, 3, 1200, NULL)) v(source_row_id, trigger_row_id, slots, shingles);
+SELECT * FROM (VALUES (2::BIGINT, 3::BIGINT, 1200::BIGINT)) v(source_row_id, trigger_row_id, slots);
+-- evidence: stand-ins for the content match's Arrow views and for the temp
+-- tables its later (by name) queries make, which analysis_* queries read.
+INSERT INTO text_fingerprints VALUES (1, 0, 42, 0), (3, 1, 42, 0), (2, 0, 7, 0), (3, 1, 7, 1);
+INSERT INTO text_indexed VALUES (1, 11), (2, 12), (3, 13);
+CREATE OR REPLACE TEMP VIEW arrow_text_fingerprints AS
+SELECT * FROM (VALUES (9::BIGINT, 0::UTINYINT, 5::BIGINT, 0::INTEGER)) v(row_id, kind, hash, pos);
+CREATE OR REPLACE TEMP VIEW arrow_text_indexed AS
+SELECT * FROM (VALUES (9::BIGINT, 99::UBIGINT)) v(row_id, row_hash);
+CREATE OR REPLACE TEMP TABLE text_rare_fps AS
+SELECT * FROM (VALUES (3::BIGINT, 42::BIGINT, 0::INTEGER, 't-gamma', 'glm-5.3', TIMESTAMPTZ '2026-09-01T10:00:06Z')) v(row_id, hash, pos, tenant_id, model, ts);
+CREATE OR REPLACE TEMP TABLE text_matches AS
+SELECT * FROM (VALUES (3::BIGINT, 1::BIGINT, 8::INTEGER, 12::INTEGER, 8::INTEGER, true)) v(response_row_id, source_row_id, shingles, run, rare, strong);
+CREATE OR REPLACE TEMP VIEW arrow_text_matches AS
+SELECT * FROM (VALUES (3::BIGINT, 1::BIGINT, 8::INTEGER, 12::INTEGER, 8::INTEGER, true)) v(response_row_id, source_row_id, shingles, run, rare, strong);
 CREATE OR REPLACE TEMP VIEW arrow_analysis_trigger_slots AS
 SELECT * FROM (VALUES (3::BIGINT, 0::BIGINT)) v(trigger_row_id, unknown_slots);
 -- join: a gateway record (LiteLLM: its id is the decode rid), the cut

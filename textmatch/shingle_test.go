@@ -1,4 +1,4 @@
-package analysis
+package textmatch
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 
 func TestShingles(t *testing.T) {
 	hashes := func(s string) []uint64 {
-		h, _ := shingleHashes(s, nil, nil)
+		h, _ := Shingles(s, nil, nil)
 		return h
 	}
 	tests := []struct {

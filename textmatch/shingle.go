@@ -1,4 +1,4 @@
-package analysis
+package textmatch
 
 import (
 	"unicode"
@@ -6,6 +6,14 @@ import (
 )
 
 // ShingleWords is the number of consecutive words in a shingle.
+//
+// The isolation check in package notify keeps 6-word shingles hashed with
+// SHA-256, on purpose: it blocks a notice on a single shared shingle, so a
+// longer shingle keeps ordinary 5-word phrases of a notice's own wording from
+// blocking it, and its hashes are written into the outbox's manifest (a file
+// that leaves the case; format v1 names the shingle size). Evidence here
+// never rests on one shingle (see Thresholds) and stays inside the case.
+// Both split words the same way (letters and digits, lowercased).
 //
 // The shingle, precisely: the text is split into words at every rune that is
 // neither a letter nor a digit (unicode.IsLetter, unicode.IsDigit); each word
@@ -21,8 +29,8 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// wordHashes appends the hash of every word of text to dst.
-func wordHashes(text string, dst []uint64) []uint64 {
+// WordHashes appends the hash of every word of text to dst.
+func WordHashes(text string, dst []uint64) []uint64 {
 	var h uint64
 	in := false
 	for i := 0; i < len(text); {
@@ -72,10 +80,10 @@ func wordHashes(text string, dst []uint64) []uint64 {
 	return dst
 }
 
-// shingleHashes appends the hash of every shingle of text to dst (with
-// repeats); words is scratch space, returned for reuse.
-func shingleHashes(text string, dst, words []uint64) ([]uint64, []uint64) {
-	words = wordHashes(text, words[:0])
+// Shingles appends the hash of every shingle of text to dst, in text order
+// (with repeats); words is scratch space, returned for reuse.
+func Shingles(text string, dst, words []uint64) ([]uint64, []uint64) {
+	words = WordHashes(text, words[:0])
 	for i := 0; i+ShingleWords <= len(words); i++ {
 		dst = append(dst, mixShingle(words[i:i+ShingleWords]))
 	}

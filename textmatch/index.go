@@ -1,0 +1,342 @@
+package textmatch
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/queries"
+)
+
+// IndexStats says what Update did.
+type IndexStats struct {
+	Rows         int64 // rows whose texts were fingerprinted now
+	Fingerprints int64
+	Stale        int64 // rows gone or changed since they were fingerprinted
+	Elapsed      time.Duration
+}
+
+// chunkRows is how many pending rows are read, hashed and inserted at a
+// time (one transaction each): memory stays flat whatever the case's size.
+const chunkRows = 250_000
+
+// Update fingerprints the logged texts of every row not fingerprinted yet
+// (text_fingerprints, text_indexed): a second run after new log files
+// hashes only the new rows. It uses one connection of db at a time.
+func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	t0 := time.Now()
+	st := &IndexStats{}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("textmatch: %w", err)
+	}
+	defer conn.Close()
+	exec := func(name string, args ...any) error {
+		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
+			return fmt.Errorf("textmatch: %s: %w", name, err)
+		}
+		return nil
+	}
+	if err := conn.QueryRowContext(ctx, queries.Get("evidence_00_stale_count")).Scan(&st.Stale); err != nil {
+		return nil, fmt.Errorf("textmatch: evidence_00_stale_count: %w", err)
+	}
+	if st.Stale > 0 {
+		if err := exec("evidence_01_drop_stale"); err != nil {
+			return nil, err
+		}
+		if err := exec("evidence_02_drop_stale_rows"); err != nil {
+			return nil, err
+		}
+	}
+	if err := exec("evidence_03_pending"); err != nil {
+		return nil, err
+	}
+	defer conn.ExecContext(context.Background(), queries.Get("evidence_17_drop_temp"))
+	var bounds []int64
+	rows, err := conn.QueryContext(ctx, queries.Get("evidence_08_pending_bounds"), chunkRows)
+	if err != nil {
+		return nil, fmt.Errorf("textmatch: evidence_08_pending_bounds: %w", err)
+	}
+	for rows.Next() {
+		var b int64
+		if err := rows.Scan(&b); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("textmatch: evidence_08_pending_bounds: %w", err)
+		}
+		bounds = append(bounds, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("textmatch: evidence_08_pending_bounds: %w", err)
+	}
+	for i, lo := range bounds {
+		hi := int64(math.MaxInt64)
+		if i+1 < len(bounds) {
+			hi = bounds[i+1]
+		}
+		fp, done, err := hashChunk(ctx, conn, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		if err := insertFingerprints(ctx, conn, fp, done); err != nil {
+			return nil, err
+		}
+		st.Rows += int64(len(done))
+		st.Fingerprints += int64(len(fp))
+	}
+	st.Elapsed = time.Since(t0)
+	logger.Info("fingerprinted logged texts", "rows", st.Rows, "fingerprints", st.Fingerprints,
+		"stale", st.Stale, "elapsed", st.Elapsed.Round(time.Millisecond))
+	return st, nil
+}
+
+// hashChunk reads the pending texts with row_id in [lo, hi) and returns
+// their fingerprints, hashed on every CPU while DuckDB streams the batches.
+func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint, []indexedRow, error) {
+	const q = "evidence_09_pending_texts"
+	type result struct {
+		fp   []fingerprint
+		rows []indexedRow
+	}
+	batches := make(chan arrow.RecordBatch, 2)
+	results := make(chan result, 2)
+	var werr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sh, words []uint64
+			var pos []int32
+			for rec := range batches {
+				var res result
+				ids, e1 := int64Col(rec, 0)
+				hashes, e2 := uint64Col(rec, 1)
+				pt, e3 := stringCol(rec, 2)
+				rt, e4 := stringCol(rec, 3)
+				if err := errors.Join(e1, e2, e3, e4); err != nil {
+					mu.Lock()
+					werr = errors.Join(werr, err)
+					mu.Unlock()
+					rec.Release()
+					continue
+				}
+				for i := 0; i < int(rec.NumRows()); i++ {
+					id := ids.Value(i)
+					for kind, col := range []stringColumn{pt, rt} {
+						if col.IsNull(i) {
+							continue
+						}
+						sh, words = Shingles(col.Value(i), sh[:0], words)
+						pos = Winnow(sh, pos[:0])
+						for _, p := range pos {
+							res.fp = append(res.fp, fingerprint{id, uint8(kind), int64(sh[p]), p})
+						}
+					}
+					res.rows = append(res.rows, indexedRow{id, hashes.Value(i)})
+				}
+				rec.Release()
+				results <- res
+			}
+		}()
+	}
+	var fp []fingerprint
+	var done []indexedRow
+	collected := make(chan struct{})
+	go func() {
+		for r := range results {
+			fp = append(fp, r.fp...)
+			done = append(done, r.rows...)
+		}
+		close(collected)
+	}()
+	rerr := casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
+		rr, err := ar.QueryContext(ctx, queries.Get(q), lo, hi)
+		if err != nil {
+			return fmt.Errorf("textmatch: %s: %w", q, err)
+		}
+		defer rr.Release()
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			rec.Retain()
+			batches <- rec
+		}
+		if err := rr.Err(); err != nil {
+			return fmt.Errorf("textmatch: %s: %w", q, err)
+		}
+		return nil
+	})
+	close(batches)
+	wg.Wait()
+	close(results)
+	<-collected
+	if err := errors.Join(rerr, werr); err != nil {
+		return nil, nil, err
+	}
+	return fp, done, nil
+}
+
+type fingerprint struct {
+	row  int64
+	kind uint8
+	hash int64
+	pos  int32
+}
+
+type indexedRow struct {
+	row  int64
+	hash uint64
+}
+
+// insertFingerprints adds one batch of fingerprints and the rows they
+// cover in one transaction: a crash leaves no row half fingerprinted.
+func insertFingerprints(ctx context.Context, conn *sql.Conn, fp []fingerprint, rows []indexedRow) error {
+	alloc := memory.NewGoAllocator()
+	fs := arrow.NewSchema([]arrow.Field{
+		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "kind", Type: arrow.PrimitiveTypes.Uint8},
+		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "pos", Type: arrow.PrimitiveTypes.Int32},
+	}, nil)
+	fb := array.NewRecordBuilder(alloc, fs)
+	defer fb.Release()
+	var frecs []arrow.RecordBatch
+	for i, f := range fp {
+		fb.Field(0).(*array.Int64Builder).Append(f.row)
+		fb.Field(1).(*array.Uint8Builder).Append(f.kind)
+		fb.Field(2).(*array.Int64Builder).Append(f.hash)
+		fb.Field(3).(*array.Int32Builder).Append(f.pos)
+		if (i+1)%(1<<16) == 0 {
+			frecs = append(frecs, fb.NewRecordBatch())
+		}
+	}
+	frecs = append(frecs, fb.NewRecordBatch())
+	rs := arrow.NewSchema([]arrow.Field{
+		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "row_hash", Type: arrow.PrimitiveTypes.Uint64},
+	}, nil)
+	rb := array.NewRecordBuilder(alloc, rs)
+	defer rb.Release()
+	for _, r := range rows {
+		rb.Field(0).(*array.Int64Builder).Append(r.row)
+		rb.Field(1).(*array.Uint64Builder).Append(r.hash)
+	}
+	rrecs := []arrow.RecordBatch{rb.NewRecordBatch()}
+	defer func() {
+		for _, r := range append(frecs, rrecs...) {
+			r.Release()
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return fmt.Errorf("textmatch: begin: %w", err)
+	}
+	err := registerAndRun(ctx, conn, []view{
+		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fs, frecs},
+		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", rs, rrecs},
+	})
+	if err != nil {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("textmatch: commit: %w", err)
+	}
+	return nil
+}
+
+type view struct {
+	name, query, drop string
+	schema      *arrow.Schema
+	recs        []arrow.RecordBatch
+}
+
+// registerAndRun registers each Arrow view on conn and runs its query
+// while it is registered; the view is dropped right after.
+func registerAndRun(ctx context.Context, conn *sql.Conn, views []view, args ...any) error {
+	return casedb.WithArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) error {
+		for _, v := range views {
+			rr, err := array.NewRecordReader(v.schema, v.recs)
+			if err != nil {
+				return fmt.Errorf("textmatch: %s: %w", v.name, err)
+			}
+			release, err := ar.RegisterView(rr, v.name)
+			if err != nil {
+				rr.Release()
+				return fmt.Errorf("textmatch: register %s: %w", v.name, err)
+			}
+			ex, ok := dc.(driver.ExecerContext)
+			if !ok {
+				release()
+				rr.Release()
+				return errors.New("textmatch: driver connection cannot exec")
+			}
+			_, err = ex.ExecContext(ctx, queries.Get(v.query), nil)
+			// The registration is a view in the case database pointing at
+			// this process's memory: drop it before anyone else can read it.
+			if _, derr := ex.ExecContext(ctx, queries.Get(v.drop), nil); derr != nil {
+				err = errors.Join(err, derr)
+			}
+			release()
+			rr.Release()
+			if err != nil {
+				return fmt.Errorf("textmatch: %s: %w", v.query, err)
+			}
+		}
+		return nil
+	})
+}
+
+// stringColumn is what every Arrow string array type offers.
+type stringColumn interface {
+	arrow.Array
+	Value(int) string
+}
+
+func int64Col(rec arrow.RecordBatch, i int) (*array.Int64, error) {
+	c, ok := rec.Column(i).(*array.Int64)
+	if !ok {
+		return nil, fmt.Errorf("textmatch: column %s is %s, want int64", rec.ColumnName(i), rec.Column(i).DataType())
+	}
+	return c, nil
+}
+
+func int32Col(rec arrow.RecordBatch, i int) (*array.Int32, error) {
+	c, ok := rec.Column(i).(*array.Int32)
+	if !ok {
+		return nil, fmt.Errorf("textmatch: column %s is %s, want int32", rec.ColumnName(i), rec.Column(i).DataType())
+	}
+	return c, nil
+}
+
+func uint64Col(rec arrow.RecordBatch, i int) (*array.Uint64, error) {
+	c, ok := rec.Column(i).(*array.Uint64)
+	if !ok {
+		return nil, fmt.Errorf("textmatch: column %s is %s, want uint64", rec.ColumnName(i), rec.Column(i).DataType())
+	}
+	return c, nil
+}
+
+func stringCol(rec arrow.RecordBatch, i int) (stringColumn, error) {
+	c, ok := rec.Column(i).(stringColumn)
+	if !ok {
+		return nil, fmt.Errorf("textmatch: column %s is %s, want a string", rec.ColumnName(i), rec.Column(i).DataType())
+	}
+	return c, nil
+}

@@ -1,0 +1,183 @@
+// Package textmatch is leakmap's one definition of a content match between a
+// logged response and a logged prompt: word shingles (shingle.go), the
+// winnowed fingerprints kept of every logged text in the case database
+// (index.go), and the strength of a match (this file), which both the
+// analysis (the confirmed tier) and the sweep use.
+//
+// Strength of a match between a response and a prompt:
+//   - shingles: distinct shingles the two texts share;
+//   - rare: those of them that carry weight. A shared shingle carries no
+//     weight when the response's own prompt holds it (an answer quoting its
+//     question proves nothing), or when it lies in text that the prompts of
+//     at least CommonTenants distinct tenants of the model hold (a template,
+//     a system prompt, boilerplate, a common phrase);
+//   - run: the longest run of words the two texts share, made of shingles
+//     that carry weight (a run of n consecutive shingles is n+4 words).
+//
+// A match is strong when rare >= MinShingles and run >= MinRunWords; only a
+// strong match makes an exposure confirmed, or a sweep row.
+//
+// How many tenants hold a text is counted on fingerprints: each text keeps
+// the rightmost smallest shingle hash of every window of WinnowWindow
+// consecutive shingles (winnowing, Schleimer et al. 2003). Text shared word
+// for word over at least WinnowWindow+ShingleWords-1 words has the same
+// fingerprints wherever it occurs, so a template's count is exact; a
+// fingerprint held by too many tenants makes the shared shingles within
+// WinnowWindow-1 positions of it, in the same stretch of shared text, carry
+// no weight. MinRunWords is never below that span, so every strong match
+// shares a fingerprint that carries weight: the candidates are found by a
+// join on fingerprints, never by comparing all pairs.
+package textmatch
+
+import (
+	"fmt"
+
+	"github.com/leakmap/leakmap/incident"
+)
+
+// WinnowWindow is the winnowing window, in shingles.
+const WinnowWindow = 4
+
+// MinRunFloor is the smallest MinRunWords allowed: a shared run this long
+// always holds a common fingerprint of both texts.
+const MinRunFloor = WinnowWindow + ShingleWords - 1
+
+// Thresholds are the incident file's contamination.evidence settings
+// (defaults: incident.DefaultEvidence, chosen in docs/evidence.md).
+type Thresholds = incident.Evidence
+
+// Strength is how strongly a response matches a prompt.
+type Strength struct {
+	Shingles int // distinct shared shingles
+	Run      int // longest shared run of words that carry weight
+	Rare     int // distinct shared shingles that carry weight
+}
+
+// Strong reports whether s clears the thresholds.
+func (s Strength) Strong(t Thresholds) bool {
+	return s.Rare >= t.MinShingles && s.Run >= t.MinRunWords
+}
+
+// Winnow appends to dst the positions of sh's fingerprints: the rightmost
+// minimum of every window of WinnowWindow consecutive hashes, each position
+// once; a text shorter than a window keeps its minimum.
+func Winnow(sh []uint64, dst []int32) []int32 {
+	if len(sh) == 0 {
+		return dst
+	}
+	w := min(WinnowWindow, len(sh))
+	last := int32(-1)
+	for start := 0; start+w <= len(sh); start++ {
+		best := start
+		for j := start + 1; j < start+w; j++ {
+			if sh[j] <= sh[best] {
+				best = j
+			}
+		}
+		if int32(best) != last {
+			dst = append(dst, int32(best))
+			last = int32(best)
+		}
+	}
+	return dst
+}
+
+// Prompt is a prompt's shingles, indexed for Measure.
+type Prompt struct {
+	at map[uint64][]int32 // hash -> positions
+	n  int
+}
+
+// NewPrompt indexes the shingle hashes of a prompt (in text order).
+func NewPrompt(sh []uint64) *Prompt {
+	p := &Prompt{at: make(map[uint64][]int32, len(sh)), n: len(sh)}
+	for i, h := range sh {
+		p.at[h] = append(p.at[h], int32(i))
+	}
+	return p
+}
+
+// Has reports whether the prompt holds the shingle h.
+func (p *Prompt) Has(h uint64) bool { _, ok := p.at[h]; return ok }
+
+// Response is a response's shingles with what takes their weight away:
+// its own prompt and the positions of its fingerprints that too many
+// tenants' prompts hold.
+type Response struct {
+	sh     []uint64
+	own    *Prompt
+	common []int32 // positions in sh, any order
+}
+
+// NewResponse builds a Response; own may be nil (no logged prompt).
+func NewResponse(sh []uint64, own *Prompt, common []int32) *Response {
+	return &Response{sh: sh, own: own, common: common}
+}
+
+// Measure computes the strength of the match between r and p.
+func Measure(r *Response, p *Prompt) Strength {
+	n := len(r.sh)
+	shared := make([]bool, n)
+	found := false
+	for i, h := range r.sh {
+		if _, ok := p.at[h]; ok {
+			shared[i], found = true, true
+		}
+	}
+	if !found {
+		return Strength{}
+	}
+	// weight[i]: a shared shingle that carries weight.
+	weight := make([]bool, n)
+	for i, h := range r.sh {
+		weight[i] = shared[i] && (r.own == nil || !r.own.Has(h))
+	}
+	for _, c := range r.common {
+		if c < 0 || int(c) >= n || !shared[c] {
+			continue // not part of this match
+		}
+		// Within the stretch of shared shingles around c, up to
+		// WinnowWindow-1 positions either side: the text c stands for.
+		for i := int(c); i >= 0 && i > int(c)-WinnowWindow && shared[i]; i-- {
+			weight[i] = false
+		}
+		for i := int(c); i < n && i < int(c)+WinnowWindow && shared[i]; i++ {
+			weight[i] = false
+		}
+	}
+	var s Strength
+	all, rare := map[uint64]bool{}, map[uint64]bool{}
+	for i, h := range r.sh {
+		if shared[i] {
+			all[h] = true
+			if weight[i] {
+				rare[h] = true
+			}
+		}
+	}
+	s.Shingles, s.Rare = len(all), len(rare)
+	// The longest aligned run of weighted shingles: response positions
+	// i..i+m-1 equal to prompt positions j..j+m-1.
+	prev, cur := map[int32]int{}, map[int32]int{}
+	best := 0
+	for i, h := range r.sh {
+		clear(cur)
+		if weight[i] {
+			for _, j := range p.at[h] {
+				l := prev[j-1] + 1
+				cur[j] = l
+				best = max(best, l)
+			}
+		}
+		prev, cur = cur, prev
+	}
+	if best > 0 {
+		s.Run = best + ShingleWords - 1
+	}
+	return s
+}
+
+// Evidence is the strength as the evidence column writes it.
+func (s Strength) Evidence() string {
+	return fmt.Sprintf("shingles=%d run=%d rare=%d", s.Shingles, s.Run, s.Rare)
+}
