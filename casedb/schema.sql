@@ -262,3 +262,20 @@ CREATE TABLE IF NOT EXISTS text_indexed (
     row_hash UBIGINT NOT NULL   -- requests.row_hash when fingerprinted: a changed row is done again
 );
 
+-- The sweep's strong matches (sweep.csv) and its per-day counts
+-- (sweep_days.csv), rewritten by each sweep.
+CREATE TABLE IF NOT EXISTS sweep_matches (
+    response_row_id BIGINT NOT NULL,
+    source_row_id   BIGINT NOT NULL,
+    shingles        INTEGER NOT NULL,
+    run             INTEGER NOT NULL,
+    rare            INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sweep_days (
+    day                DATE NOT NULL,
+    model              VARCHAR NOT NULL,
+    responses          BIGINT NOT NULL,
+    leaking_responses  BIGINT NOT NULL,
+    source_tenants     BIGINT NOT NULL,
+    recipient_tenants  BIGINT NOT NULL
+);

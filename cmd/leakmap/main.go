@@ -48,7 +48,7 @@ func (g *globalOptions) openCase(ctx context.Context, path string) (*sql.DB, err
 // commands builds every command, in the order --help lists them.
 var commands = []func(*globalOptions) *cobra.Command{
 	newDemoCmd, newRunCmd, newIngestCmd, newAnalyzeCmd, newReportCmd, newNotifyCmd,
-	newSimulateCmd, newPreflightCmd, newVersionCmd,
+	newSimulateCmd, newPreflightCmd, newSweepCmd, newVersionCmd,
 }
 
 func newRootCmd(g *globalOptions) *cobra.Command {

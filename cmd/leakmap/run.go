@@ -15,6 +15,7 @@ import (
 	"github.com/leakmap/leakmap/ingest"
 	"github.com/leakmap/leakmap/notify"
 	"github.com/leakmap/leakmap/report"
+	"github.com/leakmap/leakmap/sweep"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -72,6 +73,7 @@ type runSummary struct {
 	analysis *analysis.Summary
 	drafts   *notify.DraftResult
 	report   *report.Result
+	sweep    *sweep.Summary
 }
 
 func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []string) (*runSummary, error) {
@@ -128,6 +130,15 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 		return nil, err
 	}
 	printAnalysisSummary(g.stdout, s.analysis, opts.out)
+	// The sweep needs no threshold: it shows the report where the
+	// threshold explains the leak and where it does not.
+	if s.sweep, err = sweep.Run(ctx, db, g.logger, sweep.Options{Evidence: inc.Contamination.Evidence}); err != nil {
+		return nil, err
+	}
+	if err := sweep.WriteCSV(ctx, db, opts.out); err != nil {
+		return nil, err
+	}
+	printSweepSummary(g.stdout, s.sweep, opts.out)
 
 	outbox := filepath.Join(opts.out, "outbox")
 	if s.drafts, err = notify.Draft(ctx, db, g.logger, inc, dir, outbox, asOf); err != nil {
@@ -138,7 +149,7 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	}
 	fmt.Fprintf(g.stdout, "notices: %d tenant notices drafted (%d ready, %d blocked by the isolation check, %d cannot be notified), and the regulator notice (%s) (see %s)\n",
 		s.drafts.Tenant.Drafted, s.drafts.Tenant.Ready, s.drafts.Tenant.Blocked, s.drafts.Tenant.CannotNotify, s.drafts.Regulator.Status, filepath.Join(outbox, "index.csv"))
-	fmt.Fprintf(g.stdout, "wrote %s: case.duckdb, affected_requests.csv, exposures.csv, tenants.csv, trigger_disagreements.csv, report.xlsx, report.html, outbox/\n", opts.out)
+	fmt.Fprintf(g.stdout, "wrote %s: case.duckdb, affected_requests.csv, exposures.csv, tenants.csv, trigger_disagreements.csv, sweep.csv, sweep_days.csv, report.xlsx, report.html, outbox/\n", opts.out)
 	if s.drafts.Blocked > 0 {
 		return s, errs.Blocked("%d notice(s) blocked by the isolation check; see %s", s.drafts.Blocked, filepath.Join(outbox, "index.csv"))
 	}

@@ -1,0 +1,2 @@
+-- sweep: how many responses with logged text are compared.
+SELECT count(*) FROM text_responses;

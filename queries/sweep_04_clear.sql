@@ -1,0 +1,2 @@
+-- sweep: forget the previous sweep's matches.
+DELETE FROM sweep_matches;

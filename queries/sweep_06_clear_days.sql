@@ -1,0 +1,2 @@
+-- sweep: forget the previous sweep's days.
+DELETE FROM sweep_days;
