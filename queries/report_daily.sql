@@ -1,8 +1,12 @@
--- Report per-day counts (UTC days) over the exposure window and any trigger outside it: affected requests, recipient tenants, cross-tenant exposures.
+-- Report per-day counts (UTC days) over the exposure window and any trigger or sweep leak outside it: affected requests, recipient tenants, cross-tenant exposures, and the sweep's leaking responses (NULL when no sweep ran).
 -- args: TIMESTAMPTZ '2026-08-31T00:00:00Z', TIMESTAMPTZ '2026-09-02T12:00:00Z'
-WITH bounds AS (
-    SELECT least(CAST($1 AS TIMESTAMPTZ), min(ts)) AS lo,
-           greatest(CAST($2 AS TIMESTAMPTZ) - INTERVAL 1 MICROSECOND, max(ts)) AS hi
+WITH sweep AS (
+    SELECT day, sum(leaking_responses) AS leaking FROM sweep_days GROUP BY day
+), bounds AS (
+    SELECT least(CAST($1 AS TIMESTAMPTZ), min(ts),
+                 (SELECT CAST(min(day) AS TIMESTAMP) AT TIME ZONE 'UTC' FROM sweep WHERE leaking > 0)) AS lo,
+           greatest(CAST($2 AS TIMESTAMPTZ) - INTERVAL 1 MICROSECOND, max(ts),
+                    (SELECT CAST(max(day) AS TIMESTAMP) AT TIME ZONE 'UTC' FROM sweep WHERE leaking > 0)) AS hi
     FROM affected_requests
 ), days AS (
     SELECT CAST(d AS DATE) AS day
@@ -18,6 +22,7 @@ WITH bounds AS (
 SELECT days.day,
        coalesce(aff.affected_requests, 0) AS affected_requests,
        coalesce(aff.recipient_tenants, 0) AS recipient_tenants,
-       coalesce(expo.cross_exposures, 0) AS cross_exposures
-FROM days LEFT JOIN aff USING (day) LEFT JOIN expo USING (day)
+       coalesce(expo.cross_exposures, 0) AS cross_exposures,
+       CASE WHEN EXISTS (SELECT 1 FROM sweep_days) THEN coalesce(sweep.leaking, 0) END AS sweep_leaking_responses
+FROM days LEFT JOIN aff USING (day) LEFT JOIN expo USING (day) LEFT JOIN sweep USING (day)
 ORDER BY days.day;

@@ -66,6 +66,11 @@ type DayRow struct {
 	AffectedRequests int64
 	RecipientTenants int64
 	CrossExposures   int64
+	// SweepLeaking: the sweep's responses with a strong match with another
+	// tenant's earlier prompt that day (any model); SweepRan is false when
+	// the case was never swept.
+	SweepLeaking int64
+	SweepRan     bool
 }
 
 // Event is one row of queries/report_timeline.sql.
@@ -154,8 +159,10 @@ func loadCase(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time
 	}
 	if err := scanAll(ctx, db, "report_daily", []any{inc.WindowStart, inc.WindowEnd}, func(r *sql.Rows) error {
 		var x DayRow
-		err := r.Scan(&x.Day, &x.AffectedRequests, &x.RecipientTenants, &x.CrossExposures)
+		var sw sql.NullInt64
+		err := r.Scan(&x.Day, &x.AffectedRequests, &x.RecipientTenants, &x.CrossExposures, &sw)
 		x.Day = x.Day.UTC()
+		x.SweepLeaking, x.SweepRan = sw.Int64, sw.Valid
 		d.days = append(d.days, x)
 		return err
 	}); err != nil {

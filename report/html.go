@@ -73,6 +73,7 @@ type pageData struct {
 	PromptSVG               template.HTML
 	PromptNote              string
 	DailySVG                template.HTML
+	Swept                   bool // the case was swept: the chart has the sweep's leaking responses
 	MapSVG                  template.HTML
 	MapNote                 string
 	Tables                  []htmlTable
@@ -91,7 +92,7 @@ func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files 
 		ID: d.inc.ID, Title: d.inc.Title, AsOf: incident.FormatTime(d.asOf),
 		Window:    incident.FormatTime(d.inc.WindowStart) + " – " + incident.FormatTime(d.inc.WindowEnd),
 		Regulator: d.reg, Timeline: d.timeline, Tiers: d.tiers, Files: files,
-		DailySVG: template.HTML(dailyChart(d.days)),
+		DailySVG: template.HTML(dailyChart(d.days)), Swept: sweptCase(d.days),
 	}
 	// The report is written in English; its words are the catalogue's.
 	c := catalog.Get("en")

@@ -362,7 +362,9 @@ func timeAxis(b *strings.Builder, xs timeScale, yBase, yTop float64) {
 	fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">UTC</text>`, f1(xs.x1), f1(yBase+32))
 }
 
-// dailyChart draws affected requests per UTC day as bars.
+// dailyChart draws affected requests per UTC day as bars and, when the
+// case was swept, the sweep's leaking responses as dots beside them: where
+// the threshold explains the leak, and where it does not.
 func dailyChart(days []DayRow) string {
 	const W, H, ml, mr, mt, mb = 1000.0, 260.0, 64.0, 20.0, 20.0, 44.0
 	var b strings.Builder
@@ -370,7 +372,7 @@ func dailyChart(days []DayRow) string {
 	b.WriteString(`<title id="pd-title">Affected requests per day (UTC)</title>`)
 	var top int64
 	for _, d := range days {
-		top = max(top, d.AffectedRequests)
+		top = max(top, d.AffectedRequests, d.SweepLeaking)
 	}
 	tick := niceStep(float64(top))
 	ymax := math.Max(tick, math.Ceil(float64(top)/tick)*tick)
@@ -394,6 +396,14 @@ func dailyChart(days []DayRow) string {
 		if i%every == 0 {
 			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="middle" fill="#444">%s</text>`, f1(x+bw/2), f1(H-mb+16), d.Day.Format("01-02"))
 		}
+		if d.SweepRan {
+			fmt.Fprintf(&b, `<circle class="sweep" data-day="%s" data-value="%d" cx="%s" cy="%s" r="4" fill="#1d4e89"><title>%s: %s leaking responses found by the sweep</title></circle>`,
+				d.Day.Format("2006-01-02"), d.SweepLeaking, f1(x+bw/2), f1(y(float64(d.SweepLeaking))), d.Day.Format("2006-01-02"), thousands(d.SweepLeaking))
+		}
+	}
+	if len(days) > 0 && days[0].SweepRan {
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="10" height="10" fill="#b3261e"/><text x="%s" y="%s" font-size="11" fill="#444">affected requests</text>`, f1(W-mr-290), f1(mt-14), f1(W-mr-276), f1(mt-5))
+		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="4" fill="#1d4e89"/><text x="%s" y="%s" font-size="11" fill="#444">leaking responses (sweep)</text>`, f1(W-mr-150), f1(mt-9), f1(W-mr-142), f1(mt-5))
 	}
 	fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#999"/>`, f1(ml), f1(W-mr), f1(y(0)), f1(y(0)))
 	return b.String() + "</svg>"

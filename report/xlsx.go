@@ -333,17 +333,33 @@ func writeTimelineSheet(f *excelize.File, st *styles, d *caseData) error {
 	return nil
 }
 
+// sweptCase reports whether the case was swept (the per-day rows carry
+// the sweep's leaking responses).
+func sweptCase(days []DayRow) bool {
+	return len(days) > 0 && days[0].SweepRan
+}
+
 func writePerDaySheet(f *excelize.File, st *styles, d *caseData) error {
 	const sh = "Per day"
 	if _, err := f.NewSheet(sh); err != nil {
 		return err
 	}
-	if err := header(f, st, sh, []string{"day_utc", "affected_requests", "recipient_tenants", "cross_exposures"},
-		[]float64{12, 18, 18, 16}, len(d.days)+1); err != nil {
+	cols := []string{"day_utc", "affected_requests", "recipient_tenants", "cross_exposures"}
+	widths := []float64{12, 18, 18, 16}
+	swept := sweptCase(d.days)
+	if swept {
+		// Beside the threshold's picture, the sweep's: leaks whatever their cause.
+		cols, widths = append(cols, "sweep_leaking_responses"), append(widths, 24)
+	}
+	if err := header(f, st, sh, cols, widths, len(d.days)+1); err != nil {
 		return err
 	}
 	for i, x := range d.days {
-		if err := setRow(f, sh, i+2, []any{x.Day, x.AffectedRequests, x.RecipientTenants, x.CrossExposures}, func(col int, _ any) int {
+		row := []any{x.Day, x.AffectedRequests, x.RecipientTenants, x.CrossExposures}
+		if swept {
+			row = append(row, x.SweepLeaking)
+		}
+		if err := setRow(f, sh, i+2, row, func(col int, _ any) int {
 			if col == 0 {
 				return st.day
 			}
