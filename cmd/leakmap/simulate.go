@@ -27,6 +27,8 @@ func (o *simulateOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&cfg.DirectoryGaps, "directory-gaps", cfg.DirectoryGaps, "leave one affected tenant out of tenants.csv and give one an invalid email")
 	f.BoolVar(&cfg.CSVPart, "csv-part", cfg.CSVPart, "write the first day's log part as CSV")
 	f.IntVar(&cfg.DecodeInstances, "decode-instances", cfg.DecodeInstances, "decode instances")
+	f.Float64Var(&cfg.TextShare, "text-share", cfg.TextShare, "share of tenants that log prompt and response text")
+	f.BoolVar(&cfg.Templates, "templates", cfg.Templates, "a third of the tenants start their prompts with one of three shared templates")
 }
 
 func newSimulateCmd(g *globalOptions) *cobra.Command {
