@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"database/sql"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -59,4 +64,52 @@ func TestCaseDatabaseOpensInAnyClient(t *testing.T) {
 			t.Errorf("%s %s cannot be read by a second client: %v", o.kind, o.name, err)
 		}
 	}
+	db.Close()
+	t.Run("node", func(t *testing.T) { nodeReadsCase(t, filepath.Join(dir, "case.duckdb"), len(objects)) })
+}
+
+// nodeReadsCase opens the case with the DuckDB Node API (the client that
+// crashed on the Arrow views) and reads every table and view, where Node
+// and the npm registry are there; the package is installed per run.
+func nodeReadsCase(t *testing.T, path string, objects int) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm not installed")
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "node", "check.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The Node API of the DuckDB version leakmap links (1.5.6).
+	install := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--no-save", "@duckdb/node-api@1.5.6-r.1")
+	install.Dir = work
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("npm install @duckdb/node-api: %v (no registry here?)\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(work, "check.mjs"), mustRead(t, script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.CommandContext(ctx, "node", "check.mjs", path)
+	run.Dir = work
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the DuckDB Node API cannot read the case: %v\n%s", err, out)
+	}
+	if want := "ok " + strconv.Itoa(objects); !strings.Contains(string(out), want+"\n") {
+		t.Errorf("node read %q, want %s tables and views", strings.TrimSpace(string(out)), want)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
