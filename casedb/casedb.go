@@ -8,6 +8,7 @@ import (
 	"database/sql/driver"
 	_ "embed"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -79,12 +80,15 @@ func OpenWith(ctx context.Context, path string, opts Options) (*sql.DB, error) {
 		limit = DefaultMemoryLimit()
 	}
 	stmts := append(slices.Clone(initStatements), fmt.Sprintf("SET memory_limit = '%dB'", limit))
+	dsn := path
 	if path != "" {
 		// Spill beside the case (DuckDB's own default for a file, made
-		// explicit so an in-flight join never lands elsewhere).
-		stmts = append(stmts, "SET temp_directory = '"+strings.ReplaceAll(path+".tmp", "'", "''")+"'")
+		// explicit so an in-flight join never lands elsewhere). It is a
+		// setting of the database, given once when it opens: DuckDB
+		// refuses to set it again on a new connection once a spill used it.
+		dsn = path + "?temp_directory=" + url.QueryEscape(path+".tmp")
 	}
-	connector, err := duckdb.NewConnector(path, func(execer driver.ExecerContext) error {
+	connector, err := duckdb.NewConnector(dsn, func(execer driver.ExecerContext) error {
 		for _, s := range stmts {
 			if _, err := execer.ExecContext(ctx, s, nil); err != nil {
 				return fmt.Errorf("init %q: %w", s, err)

@@ -2,6 +2,7 @@ package casedb
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -114,5 +115,43 @@ func TestOpenWithMemoryLimit(t *testing.T) {
 	}
 	if d := DefaultMemoryLimit(); d <= 0 || d > 3<<30 {
 		t.Errorf("default memory limit %d", d)
+	}
+}
+
+// TestNewConnectionAfterSpill: once a query has spilled to the temp folder,
+// a new connection of the pool still opens (DuckDB refuses to set the temp
+// folder again after it was used, so it is set once, when the database
+// opens).
+func TestNewConnectionAfterSpill(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "case.duckdb")
+	db, err := OpenWith(ctx, path, Options{MemoryLimit: 32 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	first, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if _, err := first.ExecContext(ctx, `SET threads = 1`); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := first.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT md5(i::VARCHAR) || md5((i + 1)::VARCHAR) AS s FROM range(2000000) r(i) ORDER BY s)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	second, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatalf("a new connection after a spill: %v", err)
+	}
+	defer second.Close()
+	var temp string
+	if err := second.QueryRowContext(ctx, `SELECT current_setting('temp_directory')`).Scan(&temp); err != nil || temp != path+".tmp" {
+		t.Errorf("temp_directory %q (%v)", temp, err)
+	}
+	if _, err := os.Stat(path + ".tmp"); err != nil {
+		t.Errorf("no spill folder beside the case: %v", err)
 	}
 }
