@@ -88,7 +88,10 @@ func TestAgainstSimulation(t *testing.T) {
 	}
 }
 
-func checkAgainstTruth(t *testing.T, truthDir, outDir string, noise bool) {
+// checkTriggers: the affected requests and their recipient tenants equal
+// the truth's; it returns the output's affected requests.
+func checkTriggers(t *testing.T, truthDir, outDir string) []map[string]string {
+	t.Helper()
 	tAff := csvtest.Read(t, filepath.Join(truthDir, "affected_requests.csv"))
 	oAff := csvtest.Read(t, filepath.Join(outDir, "affected_requests.csv"))
 	if len(tAff) == 0 {
@@ -96,6 +99,11 @@ func checkAgainstTruth(t *testing.T, truthDir, outDir string, noise bool) {
 	}
 	equalLines(t, "affected requests", csvtest.Column(oAff, "request_id"), csvtest.Column(tAff, "request_id"))
 	equalLines(t, "recipient tenants", sortedKeys(set(csvtest.Column(oAff, "tenant_id"))), sortedKeys(set(csvtest.Column(tAff, "tenant_id"))))
+	return oAff
+}
+
+func checkAgainstTruth(t *testing.T, truthDir, outDir string, noise bool) {
+	oAff := checkTriggers(t, truthDir, outDir)
 
 	tExp := csvtest.Read(t, filepath.Join(truthDir, "exposures.csv"))
 	oExp := csvtest.Read(t, filepath.Join(outDir, "exposures.csv"))
