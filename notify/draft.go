@@ -130,17 +130,14 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, err
 	}
 
-	regLang := "en"
-	if strings.EqualFold(inc.Provider.Country, "FR") {
-		regLang = "fr"
-	}
+	regLang := filing.Language(inc)
 	// Which language each notice is in, before anything is written: custom
 	// wording that leaves one out is refused, never filled from another.
-	need := map[string]int{regLang: 1}
+	need := map[string]int{}
 	for _, t := range tenants {
 		need[tenantLanguage(dir, t.ID)]++
 	}
-	if err := checkWording(inc, need, regLang); err != nil {
+	if err := checkWording(inc, need, regLang, "tenant notice(s)"); err != nil {
 		return nil, err
 	}
 	wordings := map[string]filing.Wording{}

@@ -268,11 +268,26 @@ func htmlOf(blocks []block, lang, title string) string {
 	return b.String()
 }
 
+// CheckWording refuses, before any work, custom wording that leaves out a
+// language the tenant directory or the regulator notice is in (exit 2): the
+// check notify draft makes on the case's tenants, made on every tenant of
+// the directory, so that 'leakmap run' stops before it writes anything.
+// Draft still checks the case's own tenants (one missing from the directory
+// is written to in English).
+func CheckWording(inc *incident.Incident, dir *Directory) error {
+	need := map[string]int{}
+	for _, id := range dir.IDs() {
+		need[tenantLanguage(dir, id)]++
+	}
+	return checkWording(inc, need, filing.Language(inc), "tenant(s) of the tenant directory")
+}
+
 // checkWording refuses custom wording that leaves out a language the
 // outbox needs: every language that has notices must give the keys any
 // language gives (delay_reasons only in the regulator notice's language),
-// never filled from another language. need counts notices per language.
-func checkWording(inc *incident.Incident, need map[string]int, regLang string) error {
+// never filled from another language. need counts tenants per language,
+// who names them (for the message); the regulator notice is in regLang.
+func checkWording(inc *incident.Incident, need map[string]int, regLang, who string) error {
 	given := map[string]bool{}
 	for _, w := range inc.Notices.Wording {
 		for _, k := range w.Keys() {
@@ -282,9 +297,11 @@ func checkWording(inc *incident.Incident, need map[string]int, regLang string) e
 	if len(given) == 0 {
 		return nil
 	}
-	langs := make([]string, 0, len(need))
+	langs := []string{regLang}
 	for l := range need {
-		langs = append(langs, l)
+		if l != regLang {
+			langs = append(langs, l)
+		}
 	}
 	sort.Strings(langs)
 	var problems []string
@@ -299,9 +316,17 @@ func checkWording(inc *incident.Incident, need map[string]int, regLang string) e
 				missing = append(missing, k)
 			}
 		}
-		if len(missing) > 0 {
-			problems = append(problems, fmt.Sprintf("notices.%s lacks %s, and %d notice(s) are in %s", l, strings.Join(missing, ", "), need[l], l))
+		if len(missing) == 0 {
+			continue
 		}
+		var users []string
+		if need[l] > 0 {
+			users = append(users, fmt.Sprintf("%d %s", need[l], who))
+		}
+		if l == regLang {
+			users = append(users, "the regulator notice")
+		}
+		problems = append(problems, fmt.Sprintf("notices.%s lacks %s, needed by %s in %s", l, strings.Join(missing, ", "), strings.Join(users, " and "), l))
 	}
 	if len(problems) == 0 {
 		return nil

@@ -19,21 +19,12 @@ type RegField struct {
 	Basis   string
 }
 
-// regulatorLang is the language of the filing: French when the provider is
-// established in France, else English (the regulator notice's language).
-func regulatorLang(country string) string {
-	if strings.EqualFold(country, "FR") {
-		return "fr"
-	}
-	return "en"
-}
-
 // regulatorFields are the sheet's rows, in the regulator notice's language,
 // from the same facts as the notice (package filing): filing type, figures,
 // notice counts, deadline and delay reasons.
 func regulatorFields(d *caseData) ([]RegField, error) {
 	inc, f := d.inc, d.facts
-	lang := regulatorLang(inc.Provider.Country)
+	lang := filing.Language(inc)
 	c := catalog.Get(lang)
 	w, err := filing.WordingFor(lang, inc)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	kflate "github.com/klauspost/compress/flate"
 	"github.com/leakmap/leakmap/internal/catalog"
+	"github.com/leakmap/leakmap/internal/filing"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -289,7 +290,7 @@ func writeRegulatorSheet(f *excelize.File, st *styles, d *caseData) error {
 	if _, err := f.NewSheet(sh); err != nil {
 		return err
 	}
-	cols := catalog.Get(regulatorLang(d.inc.Provider.Country)).List("sheet.columns")
+	cols := catalog.Get(filing.Language(d.inc)).List("sheet.columns")
 	if err := header(f, st, sh, cols, []float64{15, 48, 90, 14}, len(d.reg)+1); err != nil {
 		return err
 	}

@@ -42,6 +42,16 @@ func TestCLI(t *testing.T) {
 		{"incident-missing", []string{"run", "--incident", filepath.Join(example, "none.yaml"), "--tenants", filepath.Join(example, "tenants.csv"), "--out", out, filepath.Join(example, "logs")}},
 		{"input-missing-log", []string{"-q", "ingest", "--db", filepath.Join(out, "missing.duckdb"), filepath.Join(example, "no-such.jsonl")}},
 		{"example-run", []string{"-q", "run", "--incident", filepath.Join(example, "incident.yaml"), "--tenants", filepath.Join(example, "tenants.csv"), "--out", filepath.Join(out, "example"), filepath.Join(example, "logs")}},
+		{"run-wording-one-language", []string{"-q", "run", "--incident", englishOnlyIncident(t, example, out), "--tenants", filepath.Join(example, "tenants.csv"), "--out", filepath.Join(out, "wording"), filepath.Join(example, "logs")}},
+	}
+	// What a case must leave on disk, beyond its output.
+	after := map[string]func(t *testing.T){
+		// Refused before any work: not even the output folder is made.
+		"run-wording-one-language": func(t *testing.T) {
+			if entries, err := os.ReadDir(filepath.Join(out, "wording")); !os.IsNotExist(err) {
+				t.Errorf("a run refused for its wording left its output folder (%v): %d entries", err, len(entries))
+			}
+		},
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -82,8 +92,28 @@ func TestCLI(t *testing.T) {
 				t.Errorf("leakmap %s: output differs from %s (-want +got; regenerate with -update and read the diff):\n%s",
 					strings.Join(c.args, " "), golden, diff)
 			}
+			if check := after[c.name]; check != nil {
+				check(t)
+			}
 		})
 	}
+}
+
+// englishOnlyIncident is the example's incident file with custom wording in
+// English only, where the example has a French tenant and a French
+// regulator notice; it is written into dir (the golden names it $OUT).
+func englishOnlyIncident(t *testing.T, example, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(example, "incident.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, "notices:\n  en:\n    consequences: Parts of prompts may have reached another customer.\n    measures_planned: [check the pool at every start]\n"...)
+	p := filepath.Join(dir, "incident-en-only.yaml")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // What varies between runs: the temporary folder, timings and the

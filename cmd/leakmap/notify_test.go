@@ -158,7 +158,7 @@ notices:
 	os.WriteFile(tenants, []byte("tenant_id,name,email,language,jurisdiction\nt-alpha,Alpha,a@alpha.example,fr,FR\nt-gamma,Gamma,g@gamma.example,en,DE\n"), 0o644)
 	outbox := filepath.Join(dir, "outbox")
 	code, out, errOut := runCLI(t, "notify", "draft", "--db", dbPath, "--incident", incPath, "--tenants", tenants, "--out", outbox)
-	if code != 2 || !strings.Contains(errOut, "notices.fr lacks consequences, measures_taken, and 2 notice(s) are in fr") {
+	if code != 2 || !strings.Contains(errOut, "notices.fr lacks consequences, measures_taken, needed by 1 tenant notice(s) and the regulator notice in fr") {
 		t.Fatalf("draft: exit %d, want 2 naming fr\n%s\n%s", code, out, errOut)
 	}
 	if entries, _ := os.ReadDir(outbox); len(entries) != 0 {

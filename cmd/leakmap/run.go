@@ -92,6 +92,11 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	if err != nil {
 		return nil, err
 	}
+	// Wording the notices cannot use stops the run before any work or
+	// output, not at the draft step after the analysis files are written.
+	if err := notify.CheckWording(inc, dir); err != nil {
+		return nil, err
+	}
 	asOf, err := resolveAsOf(opts.asOf, inc)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,16 @@ type Wording struct {
 	Custom          []string
 }
 
+// Language is the regulator filing's language (the regulator notice's and
+// the Regulator sheet's): French when the provider is established in
+// France, else English.
+func Language(inc *incident.Incident) string {
+	if strings.EqualFold(inc.Provider.Country, "FR") {
+		return "fr"
+	}
+	return "en"
+}
+
 // WordingFor is lang's wording: the incident file's notices.LANG where it
 // gives a key, else leakmap's own words in that language.
 func WordingFor(lang string, inc *incident.Incident) (Wording, error) {
