@@ -54,6 +54,23 @@ func baseTenantView(t *testing.T, lang string, inc *incident.Incident) tenantVie
 		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken, MeasuresPlanned: w.MeasuresPlanned}
 }
 
+// checkLegendOnce: every role and tier value of the attachment is
+// explained in the notice exactly once.
+func checkLegendOnce(t *testing.T, c *catalog.Catalog, name, text string, rows []requestRow) {
+	t.Helper()
+	values := map[string]bool{}
+	for _, r := range rows {
+		values[c.MustT("role."+r.Role)] = true
+		values[c.MustT("tier."+r.Tier)] = true
+	}
+	for v := range values {
+		prefix := "- " + c.MustT("tenant.file.value", "value", v, "meaning", "")
+		if n := strings.Count(text, "\n"+prefix); n != 1 {
+			t.Errorf("%s.%s: %q is explained %d times, want once", name, c.Lang, v, n)
+		}
+	}
+}
+
 func mustIncident() *incident.Incident {
 	inc, err := incident.Parse([]byte(testIncidentYAML), ".")
 	if err != nil {
@@ -106,6 +123,10 @@ func TestTemplatesGolden(t *testing.T) {
 			reqs("affected", "none", true, 1, day.Add(2*time.Hour)))},
 		{name: "recipient-only", recv: true, rows: reqs("affected", "unknown", false, 2, day)},
 		{name: "both", src: true, recv: true, rows: slices.Concat(reqs("affected", "confirmed", false, 4, day), reqs("exposed", "possible", false, 1, day.Add(-time.Hour)))},
+		// Both roles with the same tier (the demo's common case): each tier
+		// explained once, and whose response and request is said once.
+		{name: "both-probable", src: true, recv: true, rows: slices.Concat(reqs("affected", "probable", true, 2, day), reqs("affected", "confirmed", false, 1, day.Add(time.Hour)),
+			reqs("exposed", "probable", false, 3, day.Add(2*time.Hour)))},
 		{name: "self", rows: reqs("affected", "none", true, 1, day)},
 		{name: "custom", custom: true, src: true, rows: reqs("exposed", "probable", false, 3, day)},
 	}
@@ -126,6 +147,7 @@ func TestTemplatesGolden(t *testing.T) {
 			golden(t, tc.name+"."+lang+".txt", "Subject: "+r.Subject+"\n\n"+r.Text)
 			golden(t, tc.name+"."+lang+".html", r.HTML)
 			golden(t, tc.name+"."+lang+".csv", string(attachmentCSV(c, tc.rows)))
+			checkLegendOnce(t, c, tc.name, r.Text, tc.rows)
 		}
 		for _, rc := range []struct {
 			name   string

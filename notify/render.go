@@ -69,6 +69,7 @@ type term struct{ Name, Meaning string }
 // termGroup is the values of one attachment column that occur in it.
 type termGroup struct {
 	Column string
+	Intro  string // replaces "the values in column X:" when set
 	Terms  []term
 }
 

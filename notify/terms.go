@@ -45,7 +45,6 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 		v.Columns = append(v.Columns, term{c.MustT("attachment." + col + ".name"), meaning})
 	}
 	roles := termGroup{Column: c.MustT("attachment.role.name")}
-	tiers := termGroup{Column: c.MustT("attachment.tier.name")}
 	for _, role := range []string{"affected", "exposed"} {
 		if len(count[role]) == 0 {
 			continue
@@ -55,14 +54,34 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 			meaning = "role_meaning_self." + role
 		}
 		roles.Terms = append(roles.Terms, term{c.MustT("role." + role), c.MustT(meaning)})
-		side := map[string]string{"affected": "recipient", "exposed": "source"}[role]
-		for _, t := range tierOrder {
-			if count[role][t] > 0 {
-				tiers.Terms = append(tiers.Terms, term{c.MustT("tier." + t), c.MustT("tier_meaning." + side + "." + t)})
-			}
+	}
+	v.Values = []termGroup{roles, tierTerms(c, count)}
+}
+
+// tierTerms explains each tier of the attachment once. With one role the
+// meaning is that role's (your request, their response; or the reverse);
+// with both, each tier is said of a response and an earlier request, and
+// one sentence says whose is which on each role's rows, so no tier is
+// explained twice.
+func tierTerms(c *catalog.Catalog, count map[string]map[string]int) termGroup {
+	col := c.MustT("attachment.tier.name")
+	g := termGroup{Column: col}
+	var side string
+	switch {
+	case len(count["affected"]) > 0 && len(count["exposed"]) > 0:
+		side = "both"
+		g.Intro = c.MustT("tenant.file.values_both", "name", col, "affected", c.MustT("role.affected"), "exposed", c.MustT("role.exposed"))
+	case len(count["exposed"]) > 0:
+		side = "source"
+	default:
+		side = "recipient"
+	}
+	for _, t := range tierOrder {
+		if count["affected"][t]+count["exposed"][t] > 0 {
+			g.Terms = append(g.Terms, term{c.MustT("tier." + t), c.MustT("tier_meaning." + side + "." + t)})
 		}
 	}
-	v.Values = []termGroup{roles, tiers}
+	return g
 }
 
 // summarise gives the strongest cross-tenant tier of one role's requests,
