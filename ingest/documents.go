@@ -26,7 +26,8 @@ const maxRawDocument = 1 << 20
 // a line, or one whole (pretty-printed or concatenated) document a file;
 // a document without the records' path is a record itself (one row a
 // line). Records are numbered in file order (their ids; a page on one
-// line holds many); their line is the line their document starts on.
+// line holds many); their line is the line their own object starts on in
+// a document spread over lines, else the line of their document.
 //
 // A line over max is rejected; a whole document is read only up to max.
 func readDocuments(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileInstance, s sink) error {
@@ -79,22 +80,52 @@ type docOutcome struct {
 	outs []outcome
 }
 
-// judgeDocument expands one document into its records' outcomes.
+// judgeDocument expands one document into its records' outcomes, each at
+// the line its own object starts on (a pretty-printed page: errors and
+// custody point at the record; on a one-line document, that line).
 func judgeDocument(doc any, raw []byte, line int64, m *Mapping, inst fileInstance) []outcome {
 	recs, err := documentRecords(doc, raw, m.records)
 	if err != nil {
 		return []outcome{{line: line, reason: err.Error(), raw: rawText(raw)}}
 	}
+	lines := recordLines(raw, line, m.records, len(recs))
 	outs := make([]outcome, len(recs))
 	for i, d := range recs {
 		v, err := canonicalRow(d.rec, m, inst)
 		if err != nil {
-			outs[i] = outcome{line: line, reason: err.Error(), raw: d.raw}
+			outs[i] = outcome{line: lines[i], reason: err.Error(), raw: d.raw}
 			continue
 		}
-		outs[i] = outcome{line: line, v: v, ok: true}
+		outs[i] = outcome{line: lines[i], v: v, ok: true}
 	}
 	return outs
+}
+
+// recordLines is the line of each of a document's n records: where its
+// object starts, when the document spans lines and its records can be
+// placed (recordOffsets), else the document's first line.
+func recordLines(raw []byte, line int64, p path, n int) []int64 {
+	lines := make([]int64, n)
+	for i := range lines {
+		lines[i] = line
+	}
+	if n == 0 || bytes.IndexByte(raw, '\n') < 0 {
+		return lines
+	}
+	offs, ok := recordOffsets(raw, p)
+	if !ok || len(offs) != n {
+		return lines
+	}
+	at, prev := line, int64(0)
+	for i, off := range offs {
+		if off < prev {
+			return lines // not in document order: keep the document's line
+		}
+		at += int64(bytes.Count(raw[prev:off], []byte("\n")))
+		prev = off
+		lines[i] = at
+	}
+	return lines
 }
 
 func readDocumentLines(ctx context.Context, first []byte, firstLine int64, lr *lineReader, long *longLines, m *Mapping, inst fileInstance, s rowAtSink) error {

@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,9 +71,9 @@ func TestCloudflarePages(t *testing.T) {
 	if res.Loaded != 2 || res.Rejected != 0 {
 		t.Errorf("pretty page: loaded %d rejected %d", res.Loaded, res.Rejected)
 	}
-	// Each record at the line its page starts on; ids are file order.
-	want := "cli|cloudflare-aigw|gateway|01J8ZK3V6Q9TQ|-|-|-|2026-09-02T08:14:03.512000Z|2026-09-02T08:14:09.924000Z|acct_4b|glm-5.3|812004|377|-|200|-|-|-|-|1\n" +
-		"cli|cloudflare-aigw|gateway|01J8ZK3V6Q9TR|-|-|-|2026-09-02T08:15:00Z|2026-09-02T08:15:00.003000Z|acct_2|glm-5.3|10|0|-|429|-|-|-|-|1\n"
+	// Each record at the line its own object starts on (3 and 19); ids are file order.
+	want := "cli|cloudflare-aigw|gateway|01J8ZK3V6Q9TQ|-|-|-|2026-09-02T08:14:03.512000Z|2026-09-02T08:14:09.924000Z|acct_4b|glm-5.3|812004|377|-|200|-|-|-|-|3\n" +
+		"cli|cloudflare-aigw|gateway|01J8ZK3V6Q9TR|-|-|-|2026-09-02T08:15:00Z|2026-09-02T08:15:00.003000Z|acct_2|glm-5.3|10|0|-|429|-|-|-|-|19\n"
 	if got := records(t, db); got != want {
 		t.Errorf("got\n%swant\n%s", got, want)
 	}
@@ -210,7 +213,89 @@ func TestOTLPSpans(t *testing.T) {
 	p2 := writeFile(t, filepath.Join(t.TempDir(), "traces.json"), b.String()+"\n")
 	db = openCase(t)
 	run(t, db, []string{p2}, Options{Preset: "otlp-genai", Role: "engine", TenantField: "enduser.id"})
-	if got := records(t, db); got != want {
-		t.Errorf("pretty-printed: got\n%swant\n%s", got, want)
+	// Each span at the line its object opens on: the line before its traceId.
+	var spanLines []string
+	for i, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, `"traceId"`) {
+			spanLines = append(spanLines, strconv.Itoa(i))
+		}
 	}
+	if len(spanLines) != 2 {
+		t.Fatalf("pretty printer: %d spans", len(spanLines))
+	}
+	wantPretty := strings.Replace(strings.Replace(want, "|1\n", "|"+spanLines[0]+"\n", 1), "|-|1\n", "|-|"+spanLines[1]+"\n", 1)
+	if got := records(t, db); got != wantPretty {
+		t.Errorf("pretty-printed: got\n%swant\n%s", got, wantPretty)
+	}
+}
+
+// TestDocumentRecordLines: a record of a document spread over lines
+// (pretty-printed, or one record a line inside a page, or several pages
+// in one file) is kept, or rejected, at the line its own object starts
+// on, so errors and custody point at it.
+func TestDocumentRecordLines(t *testing.T) {
+	row := func(id, ts string) string {
+		return `{"id": "` + id + `", "created_at": "` + ts + `", "model": "glm-5.3", "status_code": 200, "tokens_in": 5, "tokens_out": 1, "duration": 10, "metadata": "{\"account\": \"acct_1\"}"}`
+	}
+	// Pretty-printed, the way jq writes it, with a record whose time is bad.
+	var pretty strings.Builder
+	pretty.WriteString("\n\n{\n  \"result\": [\n")
+	for i, ts := range []string{"2026-09-02T08:00:00Z", "not a time", "2026-09-02T08:00:02Z"} {
+		if i > 0 {
+			pretty.WriteString(",\n")
+		}
+		pretty.WriteString("    {\n      \"id\": \"p" + strconv.Itoa(i) + "\",\n      \"created_at\": \"" + ts + "\",\n" +
+			"      \"model\": \"glm-5.3\",\n      \"status_code\": 200,\n      \"tokens_in\": 5,\n      \"tokens_out\": 1,\n" +
+			"      \"duration\": 10,\n      \"metadata\": \"{\\\"account\\\": \\\"acct_1\\\"}\"\n    }")
+	}
+	pretty.WriteString("\n  ],\n  \"success\": true\n}\n")
+	for _, tc := range []struct {
+		name, content string
+		rows, rejects []int64 // lines, in file order
+	}{
+		// Two blank lines, then the page: records at lines 5, 15 (rejected), 25.
+		{"pretty page", pretty.String(), []int64{5, 25}, []int64{15}},
+		{"one record a line in a page", "{\"result\": [\n" + row("a", "2026-09-02T08:00:00Z") + ",\n" +
+			row("b", "2026-09-02T08:00:01Z") + "\n], \"success\": true}\n", []int64{2, 3}, nil},
+		{"two pages in one file", "{\"result\": [\n" + row("a", "2026-09-02T08:00:00Z") + "]}\n{\n\"result\": [\n\n" +
+			row("b", "2026-09-02T08:00:01Z") + ",\n" + row("c", "bad") + "\n]}\n", []int64{2, 6}, []int64{7}},
+		{"a record without a page, pretty", "{\n  \"id\": \"x\",\n  \"created_at\": \"2026-09-02T08:00:00Z\", \"model\": \"glm-5.3\",\n" +
+			"  \"status_code\": 200, \"tokens_in\": 5, \"tokens_out\": 1, \"metadata\": \"{\\\"account\\\": \\\"acct_1\\\"}\"\n}\n", []int64{1}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, filepath.Join(t.TempDir(), "page.json"), tc.content)
+			db := openCase(t)
+			res := run(t, db, []string{p}, Options{Preset: "cloudflare-aigw", TenantField: "metadata.account"})
+			if res.Loaded != int64(len(tc.rows)) || res.Rejected != int64(len(tc.rejects)) {
+				t.Errorf("loaded %d rejected %d, want %d %d", res.Loaded, res.Rejected, len(tc.rows), len(tc.rejects))
+			}
+			if got := lines(t, db, `SELECT line FROM source_records ORDER BY record_id`); !slices.Equal(got, tc.rows) {
+				t.Errorf("record lines %v, want %v", got, tc.rows)
+			}
+			if got := lines(t, db, `SELECT line FROM rejected_rows ORDER BY line`); !slices.Equal(got, tc.rejects) {
+				t.Errorf("rejected lines %v, want %v", got, tc.rejects)
+			}
+		})
+	}
+}
+
+func lines(t *testing.T, db *sql.DB, q string) []int64 {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
