@@ -169,6 +169,7 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 		m  *Mapping
 	}
 	var plan []planned
+	var paths []string
 	var total int64
 	var skipped []Skipped
 	seen := map[string]bool{}
@@ -187,14 +188,34 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 				continue // a file two sources name is read once, by the first
 			}
 			seen[p] = true
-			fi, err := checkFields(ctx, db, p, m, opts.Format)
-			if err != nil {
-				return nil, err
-			}
-			fi.maxLine = opts.MaxLineBytes
-			plan = append(plan, planned{fi, m})
-			total += fi.size
+			plan = append(plan, planned{m: m})
+			paths = append(paths, p)
 		}
+	}
+	// Hashing and checking a file is independent of the others: a fleet's
+	// thousands of small parts are checked on every CPU. The first bad file
+	// in order is the one reported, whatever finished first.
+	checks := make([]error, len(plan))
+	parallelEach(ctx, len(plan), func(i int) {
+		fi, err := checkFields(ctx, db, paths[i], plan[i].m, opts.Format)
+		if err != nil {
+			checks[i] = err
+			return
+		}
+		// The head was for the checks: kept for every file of a fleet it
+		// was 256 KiB a file (1.4 GB for 5,607 files).
+		fi.head = nil
+		fi.maxLine = opts.MaxLineBytes
+		plan[i].fi = fi
+	})
+	for i, err := range checks {
+		if err != nil {
+			return nil, err
+		}
+		total += plan[i].fi.size
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	prog := newProgress(opts.Progress, total)
 	defer prog.finish()

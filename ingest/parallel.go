@@ -127,3 +127,25 @@ func parallelMap[T any](ctx context.Context, produce func(yield func(raw []byte,
 	}
 	return parent.Err()
 }
+
+// parallelEach runs f(0..n-1) on every CPU and returns when all are done;
+// once ctx is cancelled the indexes not yet started are skipped.
+func parallelEach(ctx context.Context, n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
