@@ -133,6 +133,9 @@ CREATE TABLE IF NOT EXISTS send_ledger (
 -- notify: the SHA-256 of each drafted .eml (sending refuses a file changed
 -- since it was checked), and the order of ledger rows (latest state wins).
 ALTER TABLE notices ADD COLUMN IF NOT EXISTS sha256 VARCHAR;
+-- notify: the numbers a notice's own facts write (counts, dates' parts),
+-- comma-separated, so 'notify check --db' rebuilds the isolation manifest.
+ALTER TABLE notices ADD COLUMN IF NOT EXISTS own_numbers VARCHAR;
 CREATE SEQUENCE IF NOT EXISTS send_ledger_seq START 1;
 ALTER TABLE send_ledger ADD COLUMN IF NOT EXISTS seq BIGINT;
 -- notify: one row per address (recipient holds one address; rows of older

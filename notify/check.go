@@ -98,7 +98,7 @@ func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
 					errsOut[i] = fmt.Errorf("outbox: %w", err)
 					continue
 				}
-				reasons[i] = strings.Join(c.checkMessage(data, owner), "; ")
+				reasons[i] = strings.Join(c.checkMessage(data, owner, m.numbers[name]), "; ")
 			}
 		}()
 	}
@@ -200,8 +200,9 @@ const (
 	segAttachment         // data only: every cell is a value
 )
 
-// checkMessage returns the reasons a message fails, or none.
-func (c *checker) checkMessage(data []byte, owner string) []string {
+// checkMessage returns the reasons a message fails, or none. own is the
+// numbers the notice's own facts write (ownnumbers.go).
+func (c *checker) checkMessage(data []byte, owner string, own numberSet) []string {
 	segs, err := decodeMessage(data)
 	if err != nil {
 		return []string{"cannot be decoded: " + err.Error()}
@@ -271,8 +272,12 @@ func (c *checker) checkMessage(data []byte, owner string) []string {
 			if allMasked(masked[h.pos : h.pos+h.k]) {
 				continue
 			}
-			if c.m.generic[h.d] {
-				continue // matched only as a whole unit (unitHits)
+			// A generic identifier is matched only as a whole unit
+			// (unitHits), except an all-number one in the prose: there
+			// any number that is not one the notice writes itself is a
+			// hit (ownnumbers.go).
+			if c.m.generic[h.d] && (seg.kind != segProse || !allNumbers(w[h.pos:h.pos+h.k]) || own.covers(w[h.pos:h.pos+h.k])) {
+				continue
 			}
 			for _, o := range c.m.ids[h.d] {
 				if o.owner != owner {

@@ -25,8 +25,7 @@ import (
 type Tenant struct {
 	ID           string
 	Name         string
-	Emails       []string // valid addresses only, parsed (bare, display name dropped), in file order
-	Invalid      []string // addresses that did not parse, never written to
+	Emails       []string // parsed addresses (bare, display name dropped), in file order
 	Language     string   // en | fr
 	Jurisdiction string
 	// Problem says why the tenant cannot be notified ("" when it can).
@@ -52,9 +51,10 @@ func (d *Directory) IDs() []string { return d.ids }
 
 // LoadDirectory reads the tenant directory CSV
 // (tenant_id,name,email,language,jurisdiction). Structural problems (a
-// missing column, a duplicate or empty tenant id, an unknown language) are
-// errs.Usage errors naming file and line. An entry without a valid address is
-// kept, with Problem set, so that its tenant is listed as "cannot notify".
+// missing column, a duplicate or empty tenant id, an unknown language, an
+// address that does not parse) are errs.Usage errors naming file, line and
+// field. An entry with no address at all is kept, with Problem set, so that
+// its tenant is listed as "cannot notify".
 // The file is read within bounded.MaxDirectoryBytes.
 func LoadDirectory(path string) (*Directory, error) {
 	data, err := bounded.ReadFile(path, bounded.MaxDirectoryBytes)
@@ -116,13 +116,11 @@ func ParseDirectory(data []byte, name string) (*Directory, error) {
 			return nil, errs.Usage("%s:%d: language: %q is not en or fr", name, line, t.Language)
 		}
 		// Addresses are parsed as the incident file's are (net/mail, display
-		// names allowed); what the notices use is the parsed address. A
-		// control character (a CR/LF would add a header line) stops the
-		// load: that is a corrupt or hostile file, not a typo. An address
-		// that does not parse leaves the tenant's other addresses in use,
-		// and with none the tenant is listed as "cannot notify" with this
-		// file and line, so one typo never holds back every other notice.
-		var bad []string
+		// names allowed); what the notices use is the parsed address. One
+		// that does not parse stops the load (exit 2, file, line and field):
+		// a notice silently sent to fewer addresses than the directory names
+		// is worse than a typo fixed before drafting. An entry with no
+		// address at all is a known gap, listed as "cannot notify".
 		for _, a := range strings.Split(get("email"), ";") {
 			a = strings.TrimSpace(a)
 			if a == "" {
@@ -133,16 +131,11 @@ func ParseDirectory(data []byte, name string) (*Directory, error) {
 			}
 			addr, err := incident.ParseAddress(a)
 			if err != nil {
-				bad = append(bad, a)
-				t.Invalid = append(t.Invalid, a)
-				continue
+				return nil, errs.Usage("%s:%d: email: tenant %q: %w", name, line, t.ID, err)
 			}
 			t.Emails = append(t.Emails, addr.Address)
 		}
-		switch {
-		case len(t.Emails) == 0 && len(bad) > 0:
-			t.Problem = fmt.Sprintf("no valid email address in the directory (%s:%d)", name, line)
-		case len(t.Emails) == 0:
+		if len(t.Emails) == 0 {
 			t.Problem = fmt.Sprintf("no email address in the directory (%s:%d)", name, line)
 		}
 		d.byID[t.ID] = t

@@ -48,6 +48,9 @@ type IndexRow struct {
 	Reason     string
 	MessageID  string
 	SHA256     string // of the .eml file
+	// ownNumbers is the numbers the notice's own facts write (numberSet's
+	// String form), for the isolation manifest and the notices table.
+	ownNumbers string
 }
 
 // DraftResult summarises a draft run. Drafted counts every .eml written,
@@ -180,9 +183,6 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 			if e.Problem != "" {
 				row.Status, row.Reason = StatusCannotNotify, e.Problem
 			}
-			if len(e.Invalid) > 0 && e.Problem == "" {
-				row.Reason = "invalid address(es) left out: " + strings.Join(e.Invalid, ";")
-			}
 			for _, a := range e.Emails {
 				to = append(to, mail.Address{Name: e.Name, Address: a})
 			}
@@ -203,12 +203,14 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 			return err
 		}
 		row.MessageID = msgID
+		own := ownNumbers(view)
+		row.ownNumbers = own.String()
 		if err := writeNotice(outbox, &row, eml); err != nil {
 			return err
 		}
 		// Checked from memory as written: the same check as 'notify
 		// check', without reading the outbox back.
-		failures[i] = strings.Join(c.checkMessage(eml, ownerKey(t.ID)), "; ")
+		failures[i] = strings.Join(c.checkMessage(eml, ownerKey(t.ID), own), "; ")
 		res.Notices[i] = row
 		return nil
 	}
@@ -221,6 +223,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	for i, t := range tenants {
 		row := res.Notices[i]
 		man.notices[row.File] = ownerKey(t.ID)
+		man.numbers[row.File], _ = parseNumberSet(row.ownNumbers)
 		man.files = append(man.files, row.File)
 		if failures[i] != "" {
 			checked[row.File] = failures[i]
@@ -249,10 +252,12 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if err := writeNotice(outbox, &reg.IndexRow, reg.eml); err != nil {
 		return nil, err
 	}
-	if why := strings.Join(newChecker(man).checkMessage(reg.eml, regulatorKey), "; "); why != "" {
+	regOwn, _ := parseNumberSet(reg.ownNumbers)
+	if why := strings.Join(newChecker(man).checkMessage(reg.eml, regulatorKey, regOwn), "; "); why != "" {
 		checked[reg.File] = why
 	}
 	man.notices[reg.File] = regulatorKey
+	man.numbers[reg.File] = regOwn
 	man.files = append(man.files, reg.File)
 	res.Notices = append(res.Notices, reg.IndexRow)
 	if res.Check, err = checkAndStore(ctx, db, logger, outbox, man, res.Notices, checked); err != nil {
@@ -363,6 +368,7 @@ func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *
 		return nil, err
 	}
 	row.MessageID = msgID
+	row.ownNumbers = ownNumbers(v).String()
 	return &regulatorDraft{IndexRow: row, eml: eml}, nil
 }
 
@@ -487,7 +493,7 @@ func storeNotices(ctx context.Context, db *sql.DB, rows []IndexRow) error {
 	now := time.Now().UTC()
 	err = conn.Raw(func(dc any) error {
 		app, err := duckdb.NewAppenderWithColumns(dc.(driver.Conn), "", "", "notices",
-			[]string{"notice_id", "kind", "tenant_id", "roles", "language", "recipients", "message_id", "file", "status", "reason", "drafted_at", "sha256"})
+			[]string{"notice_id", "kind", "tenant_id", "roles", "language", "recipients", "message_id", "file", "status", "reason", "drafted_at", "sha256", "own_numbers"})
 		if err != nil {
 			return err
 		}
@@ -496,7 +502,7 @@ func storeNotices(ctx context.Context, db *sql.DB, rows []IndexRow) error {
 			if r.TenantID != "" {
 				tenant = r.TenantID
 			}
-			if err := app.AppendRow(r.NoticeID, r.Kind, tenant, r.Roles, r.Language, r.Recipients, r.MessageID, r.File, r.Status, r.Reason, now, r.SHA256); err != nil {
+			if err := app.AppendRow(r.NoticeID, r.Kind, tenant, r.Roles, r.Language, r.Recipients, r.MessageID, r.File, r.Status, r.Reason, now, r.SHA256, r.ownNumbers); err != nil {
 				app.Close()
 				return err
 			}

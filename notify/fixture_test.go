@@ -43,7 +43,7 @@ func testIncident(t testing.TB, extra string) *incident.Incident {
 //	t-delta  both: r-d1 reached gamma, its trigger r-d9 read beta's r-b1
 //	t-eps    self only: its trigger read its own earlier request  fr
 //	t-zeta   recipient (from eta), not in the directory
-//	t-eta    source, only an invalid email in the directory
+//	t-eta    source, no email in the directory
 //	t-unused in the directory only
 const fixtureSQL = `
 INSERT INTO requests VALUES
@@ -86,7 +86,7 @@ t-beta,Bêta Santé,dpo@beta-sante.example,fr,FR
 t-gamma,Gamma Games,security@gamma.example,en,DE
 t-delta,Delta Logistics,it@delta.example,en,NL
 t-eps,Epsilon Conseil,contact@epsilon.example,fr,FR
-t-eta,Eta Robotics,not-an-address,en,FR
+t-eta,Eta Robotics,,en,FR
 t-unused,Unused Ltd,hello@unused.example,en,FR
 `
 

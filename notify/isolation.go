@@ -17,7 +17,7 @@ package notify
 
 const (
 	manifestName  = "isolation.manifest"
-	manifestMagic = "leakmap isolation manifest v2"
+	manifestMagic = "leakmap isolation manifest v3"
 	shingleWords  = 6
 	minTextWords  = 3
 	// Texts longer than winnowAbove words keep winnowed shingles only.

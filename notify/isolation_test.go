@@ -164,7 +164,7 @@ func TestCheckCatchesRunsOfLongText(t *testing.T) {
 	for off := 0; off+run <= len(ws); off += 97 {
 		eml := buildEML(emlSpec{From: mail.Address{Address: "a@b.example"}, Subject: "s", MessageID: "<x@y>", Lang: "en",
 			Text: "Dear customer,\nquote: " + strings.Join(ws[off:off+run], " ") + "\nend\n", HTML: "<p>x</p>"})
-		if got := c.checkMessage(eml, regulatorKey); len(got) != 1 || !strings.Contains(got[0], "logged text") {
+		if got := c.checkMessage(eml, regulatorKey, nil); len(got) != 1 || !strings.Contains(got[0], "logged text") {
 			t.Fatalf("offset %d: %v", off, got)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 // manifest is the isolation manifest, in memory.
 type manifest struct {
 	notices map[string]string // file -> owner key ("regulator" for the regulator)
+	numbers map[string]numberSet // file -> the numbers its own facts write
 	files   []string          // sorted
 	ids     map[digest][]idOwner
 	ownIDs  map[string][]idEntry // owner -> its identifiers
@@ -46,7 +47,7 @@ type idEntry struct {
 }
 
 func newManifest() *manifest {
-	return &manifest{notices: map[string]string{}, ids: map[digest][]idOwner{},
+	return &manifest{notices: map[string]string{}, numbers: map[string]numberSet{}, ids: map[digest][]idOwner{},
 		ownIDs: map[string][]idEntry{}, texts: map[digest]struct{}{}, generic: map[digest]bool{}}
 }
 
@@ -142,7 +143,7 @@ func (m *manifest) write(path string) error {
 func (m *manifest) writeTo(w io.Writer) {
 	fmt.Fprintf(w, "%s\nshingle %d\n", manifestMagic, shingleWords)
 	for _, file := range slices.Sorted(slices.Values(m.files)) {
-		fmt.Fprintf(w, "notice %s %s\n", file, m.notices[file])
+		fmt.Fprintf(w, "notice %s %s %s\n", file, m.notices[file], m.numbers[file])
 	}
 	owners := make([]string, 0, len(m.ownIDs))
 	for o := range m.ownIDs {
@@ -214,6 +215,9 @@ func readManifest(path string) (*manifest, error) {
 		f := strings.Fields(sc.Text())
 		if line == 1 {
 			if sc.Text() != manifestMagic {
+				if strings.HasPrefix(sc.Text(), "leakmap isolation manifest ") {
+					return nil, bad("written by another leakmap version: redraft the notices")
+				}
 				return nil, bad("not a leakmap isolation manifest")
 			}
 			continue
@@ -227,10 +231,15 @@ func readManifest(path string) (*manifest, error) {
 				return nil, bad("shingle size differs from this leakmap's")
 			}
 		case "notice":
-			if len(f) != 3 {
-				return nil, bad("notice: want file and owner")
+			if len(f) != 4 {
+				return nil, bad("notice: want file, owner and own numbers")
+			}
+			nums, ok := parseNumberSet(f[3])
+			if !ok {
+				return nil, bad("notice: bad own numbers")
 			}
 			m.notices[f[1]] = f[2]
+			m.numbers[f[1]] = nums
 			m.files = append(m.files, f[1])
 		case "id":
 			if len(f) != 6 || (f[5] != "words" && f[5] != "unit") {
@@ -349,10 +358,15 @@ func caseManifest(ctx context.Context, db *sql.DB) (*manifest, error) {
 	}
 	if err := eachRow(ctx, db, "notify_notice_files", func(rows *sql.Rows) error {
 		var file, kind string
-		var tenant sql.NullString
-		if err := rows.Scan(&file, &kind, &tenant); err != nil {
+		var tenant, numbers sql.NullString
+		if err := rows.Scan(&file, &kind, &tenant, &numbers); err != nil {
 			return err
 		}
+		nums, ok := parseNumberSet(numbers.String)
+		if !ok || !numbers.Valid {
+			return fmt.Errorf("notice %s: no own numbers recorded (drafted by an older leakmap): redraft the notices", file)
+		}
+		m.numbers[file] = nums
 		owner := regulatorKey
 		if kind != "regulator" {
 			owner = ownerKey(tenant.String)
@@ -400,7 +414,7 @@ func storeIdentities(ctx context.Context, db *sql.DB, dir *Directory, inc *incid
 		for _, id := range dir.IDs() {
 			e := dir.Lookup(id)
 			errs := []error{add(id, "tenant_id", id), add(id, "name", e.Name)}
-			for _, a := range append(append([]string(nil), e.Emails...), e.Invalid...) {
+			for _, a := range e.Emails {
 				errs = append(errs, add(id, "email", a))
 			}
 			if err := errors.Join(errs...); err != nil {

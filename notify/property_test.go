@@ -102,7 +102,7 @@ func genRandomCase(r *rand.Rand, nTenants, reqPerTenant int) *genCase {
 		case i%7 == 3: // missing from the directory
 			continue
 		case i%11 == 5:
-			fmt.Fprintf(&d, "%s,%s,not-an-address,en,FR\n", t.id, t.name)
+			fmt.Fprintf(&d, "%s,%s,,en,FR\n", t.id, t.name) // no address: cannot notify
 		default:
 			fmt.Fprintf(&d, "%s,%s,%s,%s,FR\n", t.id, t.name, t.email, []string{"en", "fr"}[r.IntN(2)])
 		}

@@ -68,7 +68,7 @@ func TestSimulatedIncidents(t *testing.T) {
 			for _, n := range res.Notices {
 				byTenant[n.TenantID] = n
 			}
-			for _, gap := range []string{sum.MissingTenant, sum.InvalidEmailTenant} {
+			for _, gap := range []string{sum.MissingTenant, sum.NoEmailTenant} {
 				if n, ok := byTenant[gap]; gap != "" && (!ok || n.Status != StatusCannotNotify || n.Reason == "") {
 					t.Errorf("directory gap %s: %+v", gap, n)
 				}
@@ -118,7 +118,7 @@ func scanNotices(t *testing.T, db *sql.DB, dir *Directory, res *DraftResult) {
 		e := dir.Lookup(id)
 		add(id, id)
 		add(id, e.Name)
-		for _, a := range append(append([]string(nil), e.Emails...), e.Invalid...) {
+		for _, a := range e.Emails {
 			add(id, a)
 		}
 	}

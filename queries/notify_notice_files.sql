@@ -1,2 +1,2 @@
--- notify: each drafted notice's file and owner, to rebuild the isolation manifest from the case.
-SELECT file, kind, tenant_id FROM notices ORDER BY file;
+-- notify: each drafted notice's file, owner and own numbers, to rebuild the isolation manifest from the case.
+SELECT file, kind, tenant_id, own_numbers FROM notices ORDER BY file;

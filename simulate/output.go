@@ -507,7 +507,7 @@ func (g *generator) writeCapacity() error {
 
 // writeTenants writes the directory. With DirectoryGaps, the recipient with
 // the latest trigger is left out, and one other affected tenant (a
-// cross-tenant source if there is one) gets an invalid email.
+// cross-tenant source if there is one) is listed with an empty email.
 func (g *generator) writeTenants() error {
 	missing, invalid := -1, -1
 	if g.cfg.DirectoryGaps {
@@ -545,8 +545,8 @@ func (g *generator) writeTenants() error {
 		}
 		email := strings.Join(t.emails, ";")
 		if i == invalid {
-			g.sum.InvalidEmailTenant = t.id
-			email = strings.Replace(t.emails[0], "@", " at ", 1)
+			g.sum.NoEmailTenant = t.id
+			email = ""
 		}
 		cw.Write([]string{t.id, t.name, email, t.lang, t.juris})
 	}

@@ -34,8 +34,10 @@ type Config struct {
 	PageSize  int64  // decode pool page size in tokens (1: no rounding)
 	Noise     bool   // duplicates, truncated lines, missing decode instance, mixed offsets, clock skew
 
-	// DirectoryGaps leaves one affected tenant out of tenants.csv and gives
-	// another an invalid email (the notify tests need both).
+	// DirectoryGaps leaves one affected tenant out of tenants.csv and lists
+	// another with no email address (the notify tests need both; either is
+	// "cannot notify", counted). An address that does not parse is no gap
+	// but a bad directory, refused at load, so it is never written.
 	DirectoryGaps bool
 	// CSVPart writes the first day's log part as CSV instead of JSON Lines.
 	CSVPart bool
@@ -137,9 +139,9 @@ type Summary struct {
 	MissingDecode int // rows logged without their decode instance
 
 	// With DirectoryGaps: the affected tenant left out of tenants.csv and the
-	// one given an invalid email ("" when there was no candidate).
-	MissingTenant      string
-	InvalidEmailTenant string
+	// one listed with no email address ("" when there was no candidate).
+	MissingTenant string
+	NoEmailTenant string
 
 	// Real is what the real layouts (real/, incident-real.yaml) hold.
 	Real RealSummary

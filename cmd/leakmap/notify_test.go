@@ -87,7 +87,7 @@ provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com
 	// An outbox manifest emptied by hand: --db rebuilds it and says so.
 	manifest := filepath.Join(outbox, "isolation.manifest")
 	manRaw, _ := os.ReadFile(manifest)
-	os.WriteFile(manifest, []byte("leakmap isolation manifest v2\nshingle 6\ntextks -\n"), 0o644)
+	os.WriteFile(manifest, []byte("leakmap isolation manifest v3\nshingle 6\ntextks -\n"), 0o644)
 	if code, out, _ := runCLI(t, "notify", "check", "--db", dbPath, outbox); code != 4 || !strings.Contains(out, "FAIL isolation.manifest: differs from the manifest rebuilt") {
 		t.Fatalf("check --db of a tampered manifest: exit %d\n%s", code, out)
 	}

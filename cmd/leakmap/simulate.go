@@ -24,7 +24,7 @@ func (o *simulateOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&cfg.Allocator, "allocator", cfg.Allocator, "decode pool allocator: sorted, fifo or lifo")
 	f.BoolVar(&cfg.Noise, "noise", cfg.Noise, "add duplicates, truncated lines, missing decode instances, mixed offsets")
 	f.Int64Var(&cfg.PageSize, "page-size", cfg.PageSize, "decode pool page size in tokens")
-	f.BoolVar(&cfg.DirectoryGaps, "directory-gaps", cfg.DirectoryGaps, "leave one affected tenant out of tenants.csv and give one an invalid email")
+	f.BoolVar(&cfg.DirectoryGaps, "directory-gaps", cfg.DirectoryGaps, "leave one affected tenant out of tenants.csv and list one with no email address")
 	f.BoolVar(&cfg.CSVPart, "csv-part", cfg.CSVPart, "write the first day's log part as CSV")
 	f.IntVar(&cfg.DecodeInstances, "decode-instances", cfg.DecodeInstances, "decode instances")
 	f.Float64Var(&cfg.TextShare, "text-share", cfg.TextShare, "share of tenants that log prompt and response text")
@@ -44,7 +44,7 @@ func newSimulateCmd(g *globalOptions) *cobra.Command {
                  and decode JSON request logs (hourly parts, some gzipped)
   incident-real.yaml  the same incident, with sources: naming real/
   capacity.csv   the capacity timeline they refer to
-  tenants.csv    the tenant directory (one affected tenant missing, one invalid email)
+  tenants.csv    the tenant directory (one affected tenant missing, one with no email address)
   truth/         the ground truth: affected_requests.csv, exposures.csv, unknown_slots.csv,
                  and for real/ each call's records (real_calls.csv) and the noise planted
                  there (real_noise.csv)
