@@ -163,7 +163,7 @@ func checkJoinReport(t *testing.T, db *sql.DB, res *ingest.Result, sum *simulate
 	if gwDups != int64(rs.GatewayDuplicates) {
 		t.Errorf("gateway duplicates: ingest counted %d, the simulator planted %d", gwDups, rs.GatewayDuplicates)
 	}
-	var servedBoth, servedEngine, lostDecodeOnly, lostPrefillOnly int64
+	var servedBoth, servedEngine, failedDecode, failedBoth, lostDecodeOnly, lostPrefillOnly int64
 	for _, c := range csvtest.Read(t, filepath.Join(truth, "real_calls.csv")) {
 		served := strings.HasPrefix(c["request_id"], "chatcmpl-") // a served call's gateway id is its decode rid
 		p, d := c["prefill_rid"] != "", c["decode_rid"] != ""
@@ -177,6 +177,14 @@ func checkJoinReport(t *testing.T, db *sql.DB, res *ingest.Result, sum *simulate
 		}
 		if served && (d || p) {
 			servedEngine++ // by the decode rid, else the prefill record's time and size (a cut one's abort message gives the length)
+		}
+		if !served && d {
+			// A failure: the proxy logged its own id and 0 tokens, the
+			// decode record aborted with the status the customer got.
+			failedDecode++
+			if p {
+				failedBoth++
+			}
 		}
 	}
 	rows, err := db.Query(`SELECT role, outcome, reason, sum(records) FROM join_report GROUP BY ALL`)
@@ -213,10 +221,10 @@ func checkJoinReport(t *testing.T, db *sql.DB, res *ingest.Result, sum *simulate
 		want int64
 	}{
 		{"gateway", int64(rs.GatewayRows)},
-		{"gateway matched", servedEngine},
+		{"gateway matched", servedEngine + failedDecode},
 		// A request whose events fell into two hourly parts is one record.
-		{"prefill matched distinct", servedBoth},
-		{"decode matched distinct", servedBoth},
+		{"prefill matched distinct", servedBoth + failedBoth},
+		{"decode matched distinct", servedBoth + failedBoth},
 		{"prefill distinct", int64(rs.PrefillRecords)},
 		{"decode distinct", int64(rs.DecodeRecords)},
 		{"prefill no decode record", lostDecodeOnly},
@@ -229,6 +237,9 @@ func checkJoinReport(t *testing.T, db *sql.DB, res *ingest.Result, sum *simulate
 	}
 	if rs.LostPrefill == 0 || rs.LostDecode == 0 || rs.GatewayDuplicates == 0 || rs.RoomRepeats == 0 {
 		t.Errorf("the simulation planted too little noise to test: %+v", rs)
+	}
+	if failedDecode == 0 {
+		t.Error("no failed call reached an engine: the failure join is not tested")
 	}
 }
 

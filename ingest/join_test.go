@@ -207,6 +207,50 @@ func TestJoin(t *testing.T) {
 			sources: 4,
 		},
 		{
+			name: "a failure the gateway logged with 0 tokens and its own id: joined to the aborted engine call by model, time and status",
+			recs: []srec{
+				gatewayRec(2, "a1b2c3-proxy-call", t0, "team-a", 0, 0, 500),
+				prefillRec(1, "chatcmpl-p1", 11, "glm-p1", t0, 5000),
+				{file: 103, line: 1, role: "decode", rid: "chatcmpl-d1", room: 11, instance: "glm-d3", ts: t0d, end: addSec(t0d, 2),
+					model: "glm-5.3", prompt: 5000, completion: 0, status: 500, finish: "abort", message: "Internal server error: KV transfer failed"},
+				// a call that finished normally, as near: not the failure's
+				decodeRec(2, "chatcmpl-d2", 12, "glm-d4", t0d, 7000, 40),
+				// a failure of another status: the engine aborted with 500, the customer got 429
+				gatewayRec(3, "d4e5f6-proxy-call", "2026-09-02T08:20:00Z", "team-b", 0, 0, 429),
+				{file: 103, line: 3, role: "decode", rid: "chatcmpl-d3", room: 13, instance: "glm-d3", ts: "2026-09-02T08:20:00.1Z",
+					end: "2026-09-02T08:20:01Z", model: "glm-5.3", prompt: 300, completion: 0, status: 500, finish: "abort"},
+			},
+			want: []string{
+				"a1b2c3-proxy-call team-a glm-5.3 5000 0 500 glm-p1 glm-d3 2026-09-02T08:14:03.900000Z 2026-09-02T08:14:05.900000Z false false",
+				"chatcmpl-d2  glm-5.3 7000 40 200 - glm-d4 2026-09-02T08:14:03.900000Z 2026-09-02T08:14:09.900000Z true false",
+				"chatcmpl-d3  glm-5.3 300 0 500 - glm-d3 2026-09-02T08:20:00.100000Z 2026-09-02T08:20:01Z false false",
+				"d4e5f6-proxy-call team-b glm-5.3 0 0 429 - - 2026-09-02T08:20:00Z 2026-09-02T08:20:07Z - false",
+			},
+			report: []string{"decode matched by model, time and failure status: 1",
+				"decode unmatched no prefill record; no gateway record: 2",
+				"gateway matched by model, time and failure status: 1", "gateway unmatched no engine record: 1",
+				"prefill matched by model, time and failure status: 1"},
+			sources: 6,
+		},
+		{
+			name: "two aborted engine calls as near a failure logged without sizes: ambiguous",
+			recs: []srec{
+				gatewayRec(2, "a1b2c3-proxy-call", t0, "team-a", 0, 0, 500),
+				{file: 103, line: 1, role: "decode", rid: "chatcmpl-d1", room: 11, instance: "glm-d3", ts: "2026-09-02T08:14:04.512Z",
+					end: "2026-09-02T08:14:05Z", model: "glm-5.3", prompt: 5000, completion: 0, status: 500, finish: "abort"},
+				{file: 103, line: 2, role: "decode", rid: "chatcmpl-d2", room: 12, instance: "glm-d4", ts: "2026-09-02T08:14:02.512Z",
+					end: "2026-09-02T08:14:03Z", model: "glm-5.3", prompt: 6000, completion: 0, status: 500, finish: "abort"},
+			},
+			want: []string{
+				"a1b2c3-proxy-call team-a glm-5.3 0 0 500 - - 2026-09-02T08:14:03.512000Z 2026-09-02T08:14:10.512000Z - false",
+				"chatcmpl-d1  glm-5.3 5000 0 500 - glm-d3 2026-09-02T08:14:04.512000Z 2026-09-02T08:14:05Z false false",
+				"chatcmpl-d2  glm-5.3 6000 0 500 - glm-d4 2026-09-02T08:14:02.512000Z 2026-09-02T08:14:03Z false false",
+			},
+			report: []string{"decode ambiguous no unique failed gateway record without sizes within 2s: 2",
+				"gateway ambiguous no unique aborted engine record within 2s of a failure logged without sizes: 1"},
+			sources: 3,
+		},
+		{
 			name: "two engine calls equally near the gateway call: ambiguous, never guessed",
 			recs: []srec{
 				gatewayRec(2, "01J7Z3CF0000", t0, "acct-9", 5000, 40, 200),

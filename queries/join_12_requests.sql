@@ -2,7 +2,8 @@
 -- request_id: the gateway's id, else the decode rid, else the prefill rid.
 -- tenant and texts: the gateway's (an engine field the source names, else
 -- '' : unattributed). model: the engine source's, else the gateway's.
--- prompt_tokens: the size the customer sent (gateway), else the decode's.
+-- prompt_tokens: the size the customer sent (gateway), else the decode's
+-- (also when the gateway logged 0: a failure it recorded without sizes).
 -- ts, end_ts: the decode pool's own clock, else the gateway's. status: the
 -- gateway's (what the customer got); with none, a normal finish is 200, an
 -- abort its status_code (500 when it has none), no finished event unknown.
@@ -23,7 +24,7 @@ FROM (
                 WHEN g.record_id IS NOT NULL THEN g.end_ts ELSE p.end_ts END AS end_ts,
            coalesce(g.tenant_id, d.tenant_id, p.tenant_id, '') AS tenant_id,
            coalesce(d.model, p.model, g.model, '') AS model,
-           coalesce(g.prompt_tokens, d.prompt_tokens, p.prompt_tokens, 0) AS prompt_tokens,
+           coalesce(nullif(g.prompt_tokens, 0), d.prompt_tokens, p.prompt_tokens, g.prompt_tokens, 0) AS prompt_tokens,
            coalesce(d.completion_tokens, g.completion_tokens, p.completion_tokens) AS completion_tokens,
            CASE WHEN g.record_id IS NOT NULL THEN g.status
                 WHEN d.record_id IS NOT NULL THEN

@@ -15,14 +15,16 @@ WITH paired AS (
     UNION ALL SELECT p_id FROM join_gid i JOIN join_units u ON u.u_id = i.u_id WHERE p_id IS NOT NULL
     UNION ALL SELECT d_id FROM join_gid i JOIN join_units u ON u.u_id = i.u_id WHERE d_id IS NOT NULL
 ), time_cand AS (
-    SELECT g_id AS id FROM join_gtime
-    UNION ALL SELECT p_id FROM join_gtime i JOIN join_units u ON u.u_id = i.u_id WHERE p_id IS NOT NULL
-    UNION ALL SELECT d_id FROM join_gtime i JOIN join_units u ON u.u_id = i.u_id WHERE d_id IS NOT NULL
+    SELECT g_id AS id, kind FROM join_gtime
+    UNION ALL SELECT p_id, kind FROM join_gtime i JOIN join_units u ON u.u_id = i.u_id WHERE p_id IS NOT NULL
+    UNION ALL SELECT d_id, kind FROM join_gtime i JOIN join_units u ON u.u_id = i.u_id WHERE d_id IS NOT NULL
 ), flags AS (
     -- one pass instead of a membership test per CASE branch (a million records at scale)
-    SELECT id, bool_or(k = 1) AS paired, bool_or(k = 2) AS room_cand, bool_or(k = 3) AS id_cand, bool_or(k = 4) AS time_cand
+    SELECT id, bool_or(k = 1) AS paired, bool_or(k = 2) AS room_cand, bool_or(k = 3) AS id_cand,
+           bool_or(k = 4) AS time_cand, bool_or(k = 5) AS fail_cand
     FROM (SELECT id, 1 AS k FROM paired UNION ALL SELECT id, 2 FROM room_cand
-          UNION ALL SELECT id, 3 FROM id_cand UNION ALL SELECT id, 4 FROM time_cand)
+          UNION ALL SELECT id, 3 FROM id_cand
+          UNION ALL SELECT id, CASE kind WHEN 'failure' THEN 5 ELSE 4 END FROM time_cand)
     GROUP BY id
 ), rec_call AS (
     SELECT g_id AS id, row_id, how FROM join_calls WHERE g_id IS NOT NULL
@@ -39,7 +41,7 @@ WITH paired AS (
                 WHEN r.role = 'decode' THEN 'no prefill record'
                 ELSE 'no decode record' END AS room_reason,
            CASE WHEN c.how IS NOT NULL THEN NULL
-                WHEN coalesce(f.id_cand, false) OR coalesce(f.time_cand, false) THEN 'ambiguous'
+                WHEN coalesce(f.id_cand, false) OR coalesce(f.time_cand, false) OR coalesce(f.fail_cand, false) THEN 'ambiguous'
                 ELSE 'unmatched' END AS gw_outcome,
            CASE WHEN c.how IS NOT NULL THEN NULL
                 WHEN coalesce(f.id_cand, false) THEN 'id shared by several records'
@@ -47,6 +49,10 @@ WITH paired AS (
                     THEN 'no unique engine record within ' || (SELECT gateway_label FROM join_params) || ' of equal sizes'
                 WHEN coalesce(f.time_cand, false)
                     THEN 'no unique gateway record within ' || (SELECT gateway_label FROM join_params) || ' of equal sizes'
+                WHEN coalesce(f.fail_cand, false) AND r.role = 'gateway'
+                    THEN 'no unique aborted engine record within ' || (SELECT gateway_label FROM join_params) || ' of a failure logged without sizes'
+                WHEN coalesce(f.fail_cand, false)
+                    THEN 'no unique failed gateway record without sizes within ' || (SELECT gateway_label FROM join_params)
                 WHEN r.role = 'gateway' THEN 'no engine record'
                 ELSE 'no gateway record' END AS gw_reason,
            c.how,
