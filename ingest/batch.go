@@ -175,14 +175,27 @@ func loadRecordFiles(ctx context.Context, db *sql.DB, logger *slog.Logger, batch
 			return fmt.Errorf("rejected_rows appender: %w", err)
 		}
 		var ferr error
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		pre := prefetch(pctx, batch, todo, prog)
 		for k, i := range todo {
 			rf := batch[i]
 			s := &sourceSink{fileID: ids[k], m: rf.m, rows: recs, rejects: rejs}
 			sinks[k] = s
-			if ferr = readFile(ctx, rf.fi, rf.m, prog, rf.m.instance(rf.fi.name), c, s); ferr != nil {
+			r, ahead, err := pre.take(pctx, i)
+			switch {
+			case err != nil:
+				ferr = err
+			case ahead:
+				ferr = r.replay(s)
+			default:
+				ferr = readFile(ctx, rf.fi, rf.m, prog, rf.m.instance(rf.fi.name), c, s)
+			}
+			if ferr != nil {
 				break
 			}
 		}
+		cancel()
 		return errors.Join(ferr, recs.Close(), rejs.Close())
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,12 +44,23 @@ func BenchmarkManySmallFiles(b *testing.B) {
 		b.StopTimer()
 		db := openCase(b)
 		b.StartTimer()
+		// LEAKMAP_BENCH_PROFILE=FILE: a CPU profile of the ingest alone (not
+		// of writing the files).
+		if p := os.Getenv("LEAKMAP_BENCH_PROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pprof.StartCPUProfile(f)
+			defer f.Close()
+		}
 		t0, c0 := time.Now(), cpuTime()
 		res, err := Run(context.Background(), db, nil, []string{dir}, Options{Preset: "sglang", Role: "decode", Model: "glm-5.3"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		el, cpu := time.Since(t0), cpuTime()-c0
+		pprof.StopCPUProfile()
 		if res.Loaded != int64(files*20) {
 			b.Fatalf("loaded %d", res.Loaded)
 		}
