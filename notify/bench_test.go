@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,10 +62,26 @@ func bigCase(b *testing.B, n int) (*sql.DB, *Directory) {
 
 // BenchmarkDraft100k drafts, checks and records the notices of 100,000
 // tenants. Run: go test -tags duckdb_arrow ./notify -run '^$' -bench Draft100k -benchtime 1x
+// LEAKMAP_BENCH_OUTBOX=DIR keeps the outbox there (DIR must not exist), to
+// compare two builds' outboxes with diff -r; LEAKMAP_BENCH_TENANTS=N drafts
+// N instead (a quicker profile).
 func BenchmarkDraft100k(b *testing.B) {
-	db, dir := bigCase(b, 100_000)
+	n := 100_000
+	if s := os.Getenv("LEAKMAP_BENCH_TENANTS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatalf("LEAKMAP_BENCH_TENANTS: %v", err)
+		}
+	}
+	db, dir := bigCase(b, n)
 	inc := testIncident(b, "")
 	out := filepath.Join(b.TempDir(), "outbox")
+	if keep := os.Getenv("LEAKMAP_BENCH_OUTBOX"); keep != "" {
+		if b.N > 1 {
+			b.Fatal("LEAKMAP_BENCH_OUTBOX: run with -benchtime 1x")
+		}
+		out = keep
+	}
 	b.ResetTimer()
 	var res *DraftResult
 	for i := 0; i < b.N; i++ {
@@ -75,7 +92,7 @@ func BenchmarkDraft100k(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if res.Blocked != 0 || res.Drafted < 100_000 {
+	if res.Blocked != 0 || res.Drafted < n {
 		b.Fatalf("drafted %d, blocked %d", res.Drafted, res.Blocked)
 	}
 	start := time.Now()

@@ -22,6 +22,8 @@ import (
 // clean load, analysis) is built once into LEAKMAP_BENCH_DIR when set, and
 // reused by later runs; building it is not timed. peak-rss-MB is the
 // process's peak resident memory during the timed part (DuckDB included).
+// LEAKMAP_BENCH_SIM=DIR loads an existing simulated case (leakmap simulate
+// --out DIR, read only) instead of simulating one.
 //
 //	LEAKMAP_BENCH_REQUESTS=10000000 LEAKMAP_BENCH_DIR=/tmp/bench10m \
 //	  go test -tags duckdb_arrow -run '^$' -bench BenchmarkReport -benchtime 1x ./report/
@@ -39,14 +41,22 @@ func BenchmarkReport(b *testing.B) {
 	}
 	ctx := context.Background()
 	dbPath := filepath.Join(dir, "case.duckdb")
-	incPath := filepath.Join(dir, "sim", "incident.yaml")
+	simDir := os.Getenv("LEAKMAP_BENCH_SIM")
+	if simDir == "" {
+		simDir = filepath.Join(dir, "sim")
+	}
+	incPath := filepath.Join(simDir, "incident.yaml")
 	if _, err := os.Stat(dbPath); err != nil {
-		cfg := simulate.DefaultConfig()
-		cfg.Requests, cfg.Noise, cfg.CSVPart = n, false, false
-		if _, err := simulate.Generate(ctx, nil, filepath.Join(dir, "sim"), cfg); err != nil {
-			b.Fatal(err)
+		if os.Getenv("LEAKMAP_BENCH_SIM") == "" {
+			cfg := simulate.DefaultConfig()
+			// The report reads the canonical logs alone: the real layouts
+			// would be most of the time spent building the case.
+			cfg.Requests, cfg.Noise, cfg.CSVPart, cfg.CanonicalOnly = n, false, false, true
+			if _, err := simulate.Generate(ctx, nil, simDir, cfg); err != nil {
+				b.Fatal(err)
+			}
 		}
-		loadClean(b, ctx, filepath.Join(dir, "sim"), dbPath+".tmp")
+		loadClean(b, ctx, simDir, dbPath+".tmp")
 		db, err := casedb.Open(ctx, dbPath+".tmp")
 		if err != nil {
 			b.Fatal(err)

@@ -156,6 +156,9 @@ func (g *generator) writeIncident() error {
 	if err := g.writeYAML("incident.yaml", fmt.Sprintf(incidentHeader, g.cfg.Seed, g.cfg.Requests), inc); err != nil {
 		return err
 	}
+	if g.cfg.CanonicalOnly {
+		return nil
+	}
 	inc.Sources = realSources()
 	inc.Join = &joinSpec{RoomTolerance: "30s", GatewayTolerance: "2s"}
 	return g.writeYAML("incident-real.yaml", fmt.Sprintf(incidentRealHeader, g.cfg.Seed, g.cfg.Requests), inc)

@@ -45,7 +45,16 @@ func (l *logged) decode() string {
 }
 
 func appendJSONString(b []byte, s string) []byte {
-	return strconv.AppendQuote(b, s) // texts, ids and names here are printable ASCII
+	// Texts, ids and names here are printable ASCII, which AppendQuote
+	// copies as they are but for '"' and '\\': append those strings whole.
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // json renders the row as one JSON line, times in zone z. Absent values

@@ -23,6 +23,10 @@ type kv struct {
 // obj is a JSON object whose members keep their order.
 type obj []kv
 
+// rawJSON is a value already written in the form it is appended in (a
+// part written once and used in two lines).
+type rawJSON []byte
+
 // appendPyJSON appends v as json.dumps(v, ensure_ascii=False) writes it.
 // Values: nil, bool, int, int64, float64, string, obj, []any.
 func appendPyJSON(b []byte, v any) []byte { return appendJSONValue(b, v, false) }
@@ -47,6 +51,8 @@ func appendJSONValue(b []byte, v any, jsonb bool) []byte {
 		return append(b, pyFloat(v)...)
 	case string:
 		return appendJSONStr(b, v)
+	case rawJSON:
+		return append(b, v...)
 	case []any:
 		b = append(b, '[')
 		for i, x := range v {
@@ -82,12 +88,20 @@ func appendJSONValue(b []byte, v any, jsonb bool) []byte {
 }
 
 // appendJSONStr escapes as both json.dumps(ensure_ascii=False) and jsonb's
-// output do: the quote, the backslash and control characters only.
+// output do: the quote, the backslash and control characters only. Runs of
+// bytes that need no escape are appended whole (texts are most of the
+// real layouts' bytes).
 func appendJSONStr(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		start = i + 1
 		switch c {
 		case '"':
 			b = append(b, `\"`...)
@@ -104,13 +118,10 @@ func appendJSONStr(b []byte, s string) []byte {
 		case '\f':
 			b = append(b, `\f`...)
 		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			} else {
-				b = append(b, c)
-			}
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		}
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 

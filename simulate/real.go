@@ -113,6 +113,19 @@ type realWriter struct {
 	sum   RealSummary
 	files []string
 	err   error
+
+	// Reused between rows: a line is built in scratch and copied out at its
+	// length; what is the same on every row is written once.
+	scratch  []byte
+	zbuf     bytes.Buffer
+	zw       *gzip.Writer
+	apiKeys  map[int32]string // tenant -> hashed API key
+	sampling map[samplingKey]rawJSON
+}
+
+type samplingKey struct {
+	temp   float64
+	maxNew int64
 }
 
 type earlyRoom struct {
@@ -125,7 +138,7 @@ func newRealWriter(root string, cfg Config, key uint64) (*realWriter, error) {
 	w := &realWriter{cfg: cfg, root: root, dir: filepath.Join(root, "real"), key: key,
 		rng:   rand.New(rand.NewPCG(uint64(cfg.Seed), 0x7265616c)),
 		noise: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x726e6f697365)),
-		hosts: map[string]*engineHost{}}
+		hosts: map[string]*engineHost{}, apiKeys: map[int32]string{}, sampling: map[samplingKey]rawJSON{}}
 	// An earlier simulation's parts would mix with this one's.
 	if err := os.RemoveAll(w.dir); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
@@ -321,11 +334,17 @@ func prefillIP(host string) string {
 func (w *realWriter) reqObj(rid string, cl *call, level int, recvUS int64) obj {
 	o := obj{{"rid", rid}, {"http_worker_ipc", nil}, {"video_data", nil}, {"use_audio_in_video", false}}
 	if level >= 1 {
-		o = append(o, kv{"sampling_params", obj{{"temperature", cl.temp}, {"max_new_tokens", cl.maxNew}, {"min_new_tokens", 0},
-			{"stop", []any{}}, {"stop_token_ids", nil}, {"top_p", 0.95}, {"top_k", -1}, {"min_p", 0.0},
-			{"presence_penalty", 0.0}, {"frequency_penalty", 0.0}, {"repetition_penalty", 1.0}, {"regex", nil}, {"ebnf", nil},
-			{"n", 1}, {"no_stop_trim", false}, {"ignore_eos", false}, {"skip_special_tokens", true}, {"logit_bias", nil},
-			{"custom_params", nil}}})
+		k := samplingKey{cl.temp, cl.maxNew}
+		sp, ok := w.sampling[k]
+		if !ok {
+			sp = rawJSON(appendPyJSON(nil, obj{{"temperature", cl.temp}, {"max_new_tokens", cl.maxNew}, {"min_new_tokens", 0},
+				{"stop", []any{}}, {"stop_token_ids", nil}, {"top_p", 0.95}, {"top_k", -1}, {"min_p", 0.0},
+				{"presence_penalty", 0.0}, {"frequency_penalty", 0.0}, {"repetition_penalty", 1.0}, {"regex", nil}, {"ebnf", nil},
+				{"n", 1}, {"no_stop_trim", false}, {"ignore_eos", false}, {"skip_special_tokens", true}, {"logit_bias", nil},
+				{"custom_params", nil}}))
+			w.sampling[k] = sp
+		}
+		o = append(o, kv{"sampling_params", sp})
 	}
 	return append(o, obj{{"return_logprob", false}, {"logprob_start_len", -1}, {"top_logprobs_num", 0},
 		{"token_ids_logprob", nil}, {"return_text_in_logprobs", false}, {"stream", cl.stream}, {"log_metrics", true},
@@ -346,12 +365,15 @@ func (w *realWriter) metaInfo(rid string, finish obj, prompt, completion, cached
 		{"e2e_latency", float64(latUS)/1e6 + w.rng.Float64()*1e-7}}
 }
 
-func eventLine(ts int64, event, rid string, o obj, meta obj) []byte {
+// eventLine is one line of a request log; o is the request, written once
+// for both of its lines.
+func (w *realWriter) eventLine(ts int64, event, rid string, o rawJSON, meta obj) []byte {
 	line := obj{{"timestamp", isoLocal(ts)}, {"event", event}, {"rid", rid}, {"obj", o}}
 	if meta != nil {
 		line = append(line, kv{"out", obj{{"meta_info", meta}}})
 	}
-	return append(appendPyJSON(nil, line), '\n')
+	w.scratch = append(appendPyJSON(w.scratch[:0], line), '\n')
+	return bytes.Clone(w.scratch)
 }
 
 // cutMessage is validate_input_length's error (managers/utils.py): the
@@ -381,9 +403,9 @@ func (w *realWriter) prefillRecord(g *generator, r *row, cl *call, cut bool, mod
 			cached = min(r.prompt-1, int64(w.rng.IntN(64))*64)
 		}
 	}
-	o := w.reqObj(cl.prefillRid, cl, level, recv)
-	h.push(recv, eventLine(recv, "request.received", cl.prefillRid, o, nil), w)
-	h.push(recv+dur, eventLine(recv+dur, "request.finished", cl.prefillRid, o,
+	o := rawJSON(appendPyJSON(nil, w.reqObj(cl.prefillRid, cl, level, recv)))
+	h.push(recv, w.eventLine(recv, "request.received", cl.prefillRid, o, nil), w)
+	h.push(recv+dur, w.eventLine(recv+dur, "request.finished", cl.prefillRid, o,
 		w.metaInfo(cl.prefillRid, finish, prompt, completion, cached, dur)), w)
 }
 
@@ -404,9 +426,9 @@ func (w *realWriter) decodeRecord(r *row, cl *call, model string) {
 	default:
 		finish = obj{{"type", "stop"}, {"matched", realModels[r.model].eos}}
 	}
-	o := w.reqObj(cl.decodeRid, cl, level, recv)
-	h.push(recv, eventLine(recv, "request.received", cl.decodeRid, o, nil), w)
-	h.push(end, eventLine(end, "request.finished", cl.decodeRid, o,
+	o := rawJSON(appendPyJSON(nil, w.reqObj(cl.decodeRid, cl, level, recv)))
+	h.push(recv, w.eventLine(recv, "request.received", cl.decodeRid, o, nil), w)
+	h.push(end, w.eventLine(end, "request.finished", cl.decodeRid, o,
 		w.metaInfo(cl.decodeRid, finish, r.prompt, completion, 0, end-recv)), w)
 }
 
@@ -422,8 +444,12 @@ func (w *realWriter) gatewayLine(r *row, t *tenant, cl *call, start, end int64, 
 		pt, ct = r.prompt, r.completion
 		spend = float64(pt)*mi.priceIn + float64(ct)*mi.priceOut
 	}
-	keyHash := sha256.Sum256([]byte(fmt.Sprintf("sk-nimbus-%s-%d", t.id, w.cfg.Seed)))
-	apiKey := hex.EncodeToString(keyHash[:])
+	apiKey, known := w.apiKeys[r.tenant]
+	if !known {
+		keyHash := sha256.Sum256([]byte(fmt.Sprintf("sk-nimbus-%s-%d", t.id, w.cfg.Seed)))
+		apiKey = hex.EncodeToString(keyHash[:])
+		w.apiKeys[r.tenant] = apiKey
+	}
 	modelID := sha256.Sum256([]byte(mi.deployment))
 	slug := strings.ToLower(strings.Fields(t.name)[0])
 	usage := obj{{"prompt_tokens", pt}, {"completion_tokens", ct}, {"total_tokens", pt + ct},
@@ -471,14 +497,15 @@ func (w *realWriter) gatewayLine(r *row, t *tenant, cl *call, start, end int64, 
 		str(strconv.FormatInt(end-start, 10)), str(pgTimestamp3(first)), str(mi.deployment), str(hex.EncodeToString(modelID[:])),
 		str(modelNames[r.model]), str("openai"), str(mi.apiBase), str(""), jsonb(meta), str("False"), str("Cache OFF"),
 		jsonb([]any{}), str(t.id), nil, str(""), nil, messages, response, str(w.uuid()), str(status), nil, nil, jsonb(obj{})}
-	var b []byte
+	b := w.scratch[:0]
 	for i, v := range vals {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendPgCSV(b, v)
 	}
-	return append(b, '\n')
+	w.scratch = append(b, '\n')
+	return bytes.Clone(w.scratch)
 }
 
 // flush writes every buffered engine line before upTo (microseconds):
@@ -619,11 +646,16 @@ func (h *engineHost) writePart(startUS int64, w *realWriter) error {
 	path := filepath.Join(h.dir, name)
 	data := h.part.Bytes()
 	if gz {
-		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
-		zw.Write(data)
-		zw.Close()
-		data = b.Bytes()
+		// One compressor for every part (Reset gives the bytes a new one would).
+		w.zbuf.Reset()
+		if w.zw == nil {
+			w.zw, _ = gzip.NewWriterLevel(&w.zbuf, gzip.BestSpeed)
+		} else {
+			w.zw.Reset(&w.zbuf)
+		}
+		w.zw.Write(data)
+		w.zw.Close()
+		data = w.zbuf.Bytes()
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("simulate: %w", err)

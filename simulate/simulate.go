@@ -75,6 +75,13 @@ type Config struct {
 	// DropTriggerDecode logs the window's last trigger without its decode
 	// instance (an edge case: its sources cannot be replayed).
 	DropTriggerDecode bool
+
+	// CanonicalOnly leaves out the real layouts (the proxy's and engines'
+	// request logs under real/, incident-real.yaml, truth/real_*.csv): they
+	// are three quarters of the cost, and the scale benchmarks load the
+	// canonical logs alone. Everything else is written as without it, but
+	// for the rids of cut inputs in the engines' start-up logs.
+	CanonicalOnly bool
 }
 
 // DefaultConfig is the tests' incident: a few thousand requests, generated
@@ -291,8 +298,10 @@ func generate(ctx context.Context, logger *slog.Logger, dir string, cfg Config, 
 	s.Incident = filepath.Join(dir, "incident.yaml")
 	s.Tenants = filepath.Join(dir, "tenants.csv")
 	s.Logs = filepath.Join(dir, "logs")
-	s.Real.Dir = filepath.Join(dir, "real")
-	s.Real.Incident = filepath.Join(dir, "incident-real.yaml")
+	if !cfg.CanonicalOnly {
+		s.Real.Dir = filepath.Join(dir, "real")
+		s.Real.Incident = filepath.Join(dir, "incident-real.yaml")
+	}
 	sort.Strings(s.Files)
 	logger.Debug("simulated incident written", "dir", dir, "requests", s.Requests, "triggers", s.Triggers,
 		"exposures", s.TruthExposures, "confirmed", s.ConfirmedTruth, "replay_warnings", s.ReplayWarnings)
@@ -412,6 +421,9 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 	if g.tr, err = newTruthWriter(filepath.Join(dir, "truth")); err != nil {
 		return nil, err
 	}
+	if cfg.CanonicalOnly {
+		return g, nil
+	}
 	if g.real, err = newRealWriter(dir, cfg, g.key); err != nil {
 		g.tr.abort()
 		return nil, err
@@ -422,7 +434,9 @@ func newGenerator(dir string, cfg Config, logger *slog.Logger) (*generator, erro
 func (g *generator) closeAll() {
 	g.out.abort()
 	g.tr.abort()
-	g.real.abort()
+	if g.real != nil {
+		g.real.abort()
+	}
 }
 
 // capacityChange is one row of capacity.csv.
@@ -831,8 +845,10 @@ func (g *generator) onAlloc(r *row) error {
 		prompt = promptText(r.own)
 	}
 	r.sources = nil // the truth is written; keep no owners alive through it
-	if err := g.real.add(g, r, prompt, resp); err != nil {
-		return err
+	if g.real != nil {
+		if err := g.real.add(g, r, prompt, resp); err != nil {
+			return err
+		}
 	}
 	g.observeStartup(r) // after the real layouts: it names the prefill record's rid
 	return g.out.write(g, r, prompt, resp)
@@ -918,12 +934,14 @@ func (g *generator) finish() error {
 		return err
 	}
 	g.sum.Files = append(g.sum.Files, tf...)
-	rf, err := g.real.close()
-	if err != nil {
-		return err
+	if g.real != nil {
+		rf, err := g.real.close()
+		if err != nil {
+			return err
+		}
+		g.sum.Files = append(g.sum.Files, rf...)
+		g.sum.Real = g.real.sum
 	}
-	g.sum.Files = append(g.sum.Files, rf...)
-	g.sum.Real = g.real.sum
 	var b strings.Builder
 	b.WriteString("name,request_id,trigger\n")
 	for _, r := range g.edges {

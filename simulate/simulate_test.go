@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -424,6 +425,55 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
+// TestCanonicalOnly: leaving the real layouts out writes the same canonical
+// logs, truth, incident and directory, and none of real/ but the engines'
+// start-up logs.
+func TestCanonicalOnly(t *testing.T) {
+	cfg := smallConfig("lifo", true)
+	full, canon := t.TempDir(), t.TempDir()
+	sf, err := Generate(context.Background(), nil, full, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CanonicalOnly = true
+	sc, err := Generate(context.Background(), nil, canon, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := func(f string) bool {
+		return strings.HasPrefix(f, "real"+string(filepath.Separator)) || f == "incident-real.yaml" ||
+			strings.HasPrefix(f, filepath.Join("truth", "real_"))
+	}
+	var want []string
+	for _, f := range sf.Files {
+		if !real(f) || strings.HasPrefix(f, filepath.Join("real", "engine", "text")) {
+			want = append(want, f)
+		}
+	}
+	if !slices.Equal(sc.Files, want) {
+		t.Fatalf("canonical-only files:\n%v\nwant:\n%v", sc.Files, want)
+	}
+	for _, f := range sc.Files {
+		if real(f) {
+			continue // the start-up logs name cut inputs by the real layouts' rids
+		}
+		x, err1 := os.ReadFile(filepath.Join(full, f))
+		y, err2 := os.ReadFile(filepath.Join(canon, f))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs with CanonicalOnly", f)
+		}
+	}
+	if sc.Real != (RealSummary{}) {
+		t.Errorf("canonical-only real summary: %+v", sc.Real)
+	}
+	if _, err := os.Stat(filepath.Join(canon, "real", "gateway")); !os.IsNotExist(err) {
+		t.Errorf("real/gateway written: %v", err)
+	}
+}
+
 func TestIncidentFile(t *testing.T) {
 	dir := t.TempDir()
 	cfg := smallConfig("lifo", false)
@@ -475,11 +525,23 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // BenchmarkGenerate reports the generation rate (requests per second) of a
-// noisy 100k-request case; `leakmap simulate --requests 10000000` is the
-// large run.
+// noisy case of LEAKMAP_BENCH_REQUESTS (default 100,000) requests and
+// LEAKMAP_BENCH_TENANTS tenants (default the tests' 60; the benchmark cases
+// use 2,000), the real layouts left out when LEAKMAP_BENCH_CANONICAL_ONLY
+// is set; `leakmap simulate --requests 10000000` is the large run.
 func BenchmarkGenerate(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Requests = 100000
+	cfg.CanonicalOnly = os.Getenv("LEAKMAP_BENCH_CANONICAL_ONLY") != ""
+	for env, p := range map[string]*int{"LEAKMAP_BENCH_REQUESTS": &cfg.Requests, "LEAKMAP_BENCH_TENANTS": &cfg.Tenants} {
+		if s := os.Getenv(env); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				b.Fatalf("%s: %v", env, err)
+			}
+			*p = n
+		}
+	}
 	for i := 0; i < b.N; i++ {
 		if _, err := Generate(context.Background(), nil, b.TempDir(), cfg); err != nil {
 			b.Fatal(err)

@@ -25,6 +25,19 @@ func TestSimulateCommand(t *testing.T) {
 	if !strings.Contains(out, dir) {
 		t.Errorf("output does not say where files went:\n%s", out)
 	}
+	canon := t.TempDir()
+	code, out, errOut = runCLI(t, "simulate", "--out", canon, "--requests", "600", "--canonical-only")
+	if code != 0 {
+		t.Fatalf("--canonical-only: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "real layouts") || !strings.Contains(out, filepath.Join(canon, "incident.yaml")) {
+		t.Errorf("--canonical-only output:\n%s", out)
+	}
+	for _, f := range []string{"incident-real.yaml", "real/gateway", "truth/real_calls.csv"} {
+		if _, err := os.Stat(filepath.Join(canon, f)); !os.IsNotExist(err) {
+			t.Errorf("--canonical-only wrote %s (%v)", f, err)
+		}
+	}
 	inc, _ := os.ReadFile(filepath.Join(dir, "incident.yaml"))
 	if !strings.Contains(string(inc), "allocator: lifo") {
 		t.Errorf("incident.yaml lacks the allocator:\n%s", inc)
