@@ -10,7 +10,7 @@
 -- A call with no time anywhere cannot be a request (counted in join_report).
 INSERT INTO requests
 WITH texts AS (
-    SELECT record_id, prompt_text, response_text FROM source_records
+    SELECT record_id, role, prompt_text, response_text FROM source_records
     WHERE prompt_text IS NOT NULL OR response_text IS NOT NULL
 )
 SELECT * EXCLUDE (file_id, line), hash(request_id, ts, end_ts, tenant_id, model, prompt_tokens, completion_tokens, status,
@@ -40,8 +40,10 @@ FROM (
     LEFT JOIN join_rec g ON g.record_id = c.g_id
     LEFT JOIN join_rec d ON d.record_id = c.d_id
     LEFT JOIN join_rec p ON p.record_id = c.p_id
-    LEFT JOIN texts gt ON gt.record_id = c.g_id
-    LEFT JOIN texts dt ON dt.record_id = c.d_id
-    LEFT JOIN texts pt ON pt.record_id = c.p_id
+    -- each side's texts only: one hash table of every text per side was
+    -- most of the join's memory at scale (the gateway holds the texts)
+    LEFT JOIN (SELECT * FROM texts WHERE role = 'gateway') gt ON gt.record_id = c.g_id
+    LEFT JOIN (SELECT * FROM texts WHERE role IN ('decode', 'engine')) dt ON dt.record_id = c.d_id
+    LEFT JOIN (SELECT * FROM texts WHERE role = 'prefill') pt ON pt.record_id = c.p_id
 )
 WHERE ts IS NOT NULL;
