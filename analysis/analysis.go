@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sort"
 	"time"
 
@@ -136,25 +135,29 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 	}
 
 	sum := &Summary{Exposures: map[string]int{}}
-	var pairs []pairRow
-	var slots []triggerSlotRow
+	var pairs, slots *spill                         // nil: no replay
+	defer func() { pairs.Close(); slots.Close() }() // temp files: nothing to report
 	if k.Model == incident.ModelReplay {
 		var logStart sql.NullInt64
 		if err := conn.QueryRowContext(ctx, queries.Get("analysis_05_log_start")).Scan(&logStart); err != nil {
 			return nil, fmt.Errorf("analysis: analysis_05_log_start: %w", err)
 		}
 		if logStart.Valid {
+			dir, done, err := spillDir(ctx, conn)
+			if err != nil {
+				return nil, err
+			}
+			defer done()
 			t0 := time.Now()
-			rp, err := runReplay(ctx, conn, inc, timeline, logStart.Int64)
+			rp, err := runReplay(ctx, conn, inc, timeline, logStart.Int64, dir)
 			if err != nil {
 				return nil, err
 			}
 			sum.ReplayTime = time.Since(t0)
 			sum.ReplayedRequests, sum.ReplayWarnings, sum.PoolShrinks = rp.replayed, rp.warnings, rp.shrinks
 			pairs, slots = rp.pairs, rp.slots
-			debug.FreeOSMemory() // the replay's pools and rows are garbage now
 			logger.Info("replayed the decode pools", "allocator", k.Allocator, "requests", rp.replayed,
-				"instances", rp.instances, "warnings", rp.warnings, "query", rp.queryTime.Round(time.Millisecond),
+				"instances", rp.instances, "warnings", rp.warnings, "pairs", pairs.rows, "query", rp.queryTime.Round(time.Millisecond),
 				"read", rp.readTime.Round(time.Millisecond), "replay_cpu", rp.workerTime.Round(time.Millisecond), "elapsed", sum.ReplayTime.Round(time.Millisecond))
 			if rp.warnings > 0 {
 				logger.Warn("replay: allocations larger than the free slots (took what there was)", "count", rp.warnings)
@@ -170,13 +173,13 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 	}
 	logger.Debug("measured content matches", "candidates", ms.Candidates, "strong", ms.Strong)
 
+	t := time.Now()
 	if err := loadGoResults(ctx, conn, pairs, slots); err != nil {
 		return nil, err
 	}
-	// The Go side is done with its large slices: hand the memory back
-	// before DuckDB's joins need it (peak memory at 10M requests).
-	pairs, slots = nil, nil
-	debug.FreeOSMemory()
+	if d := time.Since(t); d > 100*time.Millisecond {
+		logger.Debug("analysis step", "query", "analysis_09_go_pairs", "elapsed", d.Round(time.Millisecond))
+	}
 
 	// The outputs change together or not at all.
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {

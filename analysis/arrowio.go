@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/leakmap/leakmap/casedb"
@@ -22,25 +20,12 @@ import (
 	"github.com/leakmap/leakmap/queries"
 )
 
-// pairRow is a (source, trigger) pair found by the replay, with the source's
-// stale slots.
-type pairRow struct {
-	source, trigger int64
-	slots           int64
-}
-
-type triggerSlotRow struct {
-	trigger, unknown int64
-}
-
 type replayOutput struct {
-	pairs                       []pairRow
-	slots                       []triggerSlotRow
+	pairs, slots                *spill // (source, trigger, stale slots) and (trigger, unknown slots)
 	replayed, warnings, shrinks int64
 	instances                   int
 	queryTime, readTime         time.Duration // first batch, last batch (since the query started)
 	workerTime                  time.Duration // the replay itself, summed over instances
-	err                         error
 }
 
 // stringColumn is what every Arrow string array type offers.
@@ -65,87 +50,122 @@ func stringCol(rec arrow.RecordBatch, i int, query string) (stringColumn, error)
 	return c, nil
 }
 
-// runReplay reads every replayable row through Arrow, instance by instance
-// (the query orders by instance), and replays each decode pool; a worker
-// replays one instance while the next is read.
-func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, timeline []incident.CapacityChange, logStartUS int64) (*replayOutput, error) {
-	const q = "analysis_06_replay_rows"
+// eventChunk is how many events the reader hands a replay worker at once.
+const eventChunk = 4096
+
+// runReplay streams every decode instance's events through Arrow (the
+// query orders them by instance, then time) into one replayer per
+// instance, on up to one worker per CPU: an instance is replayed while the
+// next is read. Nothing grows with the rows: each instance holds its
+// pool's live slots and owners, the reader a few chunks of events, and the
+// pairs found go to spill files as they come.
+func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, timeline []incident.CapacityChange, logStartUS int64, spillDir string) (_ *replayOutput, err error) {
+	const q = "analysis_06_replay_events"
 	out := &replayOutput{}
+	if out.pairs, err = newSpill(spillDir, "pairs", 3); err != nil {
+		return nil, err
+	}
+	if out.slots, err = newSpill(spillDir, "trigger-slots", 2); err != nil {
+		out.pairs.Close()
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			out.pairs.Close()
+			out.slots.Close()
+		}
+	}()
 	policy := inc.Contamination.Allocator
 	logStart := usToTime(logStartUS)
 
-	type job struct {
-		name string
-		in   instanceReplay
-	}
-	jobs := make(chan job, 1)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	// Decode instances are independent: one worker per CPU replays while the
-	// reader fills the next instance.
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				t := time.Now()
-				res := replayOne(j.in, policy)
-				mu.Lock()
-				if res.err != nil && out.err == nil {
-					out.err = fmt.Errorf("analysis: replay of %s: %w", j.name, res.err)
-				}
-				out.workerTime += time.Since(t)
-				out.warnings += res.warnings
-				out.shrinks += res.shrinks
-				for _, t := range res.triggers {
-					out.slots = append(out.slots, triggerSlotRow{t.rowID, t.unknown})
-					for _, s := range t.sources {
-						out.pairs = append(out.pairs, pairRow{source: s.rowID, trigger: t.rowID, slots: s.slots})
-					}
-				}
-				mu.Unlock()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		werr    error
+		workers = make(chan struct{}, runtime.GOMAXPROCS(0))
+	)
+	// replay runs one instance's events as the reader sends them; on a
+	// failure it keeps draining so that the reader never blocks.
+	replay := func(name string, events <-chan []replayEvent) {
+		defer wg.Done()
+		defer func() { <-workers }()
+		var pairs, slots []int64
+		flush := func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			err := errors.Join(out.pairs.write(pairs), out.slots.write(slots))
+			pairs, slots = pairs[:0], slots[:0]
+			return err
+		}
+		emit := func(t triggerSlots) {
+			slots = append(slots, t.rowID, t.unknown)
+			for _, s := range t.sources {
+				pairs = append(pairs, s.rowID, t.rowID, s.slots)
 			}
-		}()
-	}
-
-	newInstance := func(name string) instanceReplay {
-		in := instanceReplay{pool: inc.Capacity.PoolAt(name, incident.RoleDecode, logStart)}
+		}
+		var cpu time.Duration
+		fail := func(err error) {
+			mu.Lock()
+			if werr == nil {
+				werr = fmt.Errorf("analysis: replay of %s: %w", name, err)
+			}
+			mu.Unlock()
+			for range events {
+			}
+		}
+		pool := inc.Capacity.PoolAt(name, incident.RoleDecode, logStart)
+		var growth []poolGrowth
 		for _, c := range timeline {
 			if c.Instance == name && c.Role == incident.RoleDecode && c.ValidFrom.After(logStart) {
-				in.growth = append(in.growth, poolGrowth{at: c.ValidFrom.UnixMicro(), pool: c.PoolTokens})
+				growth = append(growth, poolGrowth{at: c.ValidFrom.UnixMicro(), pool: c.PoolTokens})
 			}
 		}
-		return in
-	}
-	var (
-		cur     string
-		have    bool
-		in      instanceReplay
-		relSeqs []int64
-	)
-	flush := func() error {
-		if !have {
-			return nil
+		r, err := newReplayer(policy, pool, growth, emit)
+		if err != nil {
+			fail(err)
+			return
 		}
-		if len(in.rows) > math.MaxInt32 {
-			return fmt.Errorf("analysis: %s has %d replayable rows, beyond the replay's %d", cur, len(in.rows), math.MaxInt32)
-		}
-		in.relOrder = make([]int32, len(in.rows))
-		for i, s := range relSeqs {
-			if s < 0 || s >= int64(len(in.rows)) {
-				return fmt.Errorf("analysis: %s: rel_seq %d out of range on %s", q, s, cur)
+		for chunk := range events {
+			t := time.Now()
+			for _, e := range chunk {
+				if err := r.event(e); err != nil {
+					fail(err)
+					return
+				}
 			}
-			in.relOrder[s] = int32(i)
+			if len(pairs)+len(slots) >= 3*eventChunk {
+				if err := flush(); err != nil {
+					fail(err)
+					return
+				}
+			}
+			cpu += time.Since(t)
 		}
-		out.instances++
-		out.replayed += int64(len(in.rows))
-		jobs <- job{cur, in}
-		relSeqs = nil
-		return nil
+		if err := flush(); err != nil {
+			fail(err)
+			return
+		}
+		mu.Lock()
+		out.workerTime += cpu
+		out.replayed += r.rows
+		out.warnings += r.warnings
+		out.shrinks += r.shrinks
+		mu.Unlock()
 	}
 
+	var (
+		cur    string
+		events chan []replayEvent
+		chunk  []replayEvent
+	)
+	send := func() {
+		if len(chunk) > 0 {
+			events <- chunk
+			chunk = make([]replayEvent, 0, eventChunk)
+		}
+	}
 	t0 := time.Now()
-	err := casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
+	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
 		rr, err := ar.QueryContext(ctx, queries.Get(q))
 		if err != nil {
 			return fmt.Errorf("analysis: %s: %w", q, err)
@@ -162,102 +182,78 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 			if err != nil {
 				return err
 			}
-			var cols [6]*array.Int64
+			var cols [5]*array.Int64
 			for i := range cols {
 				if cols[i], err = int64Col(rec, i+1, q); err != nil {
 					return err
 				}
 			}
-			tsC, endC, slotsC, owC, rowC, relC := cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]
+			tC, kindC, slotsC, owC, rowC := cols[0], cols[1], cols[2], cols[3], cols[4]
 			for i := 0; i < int(rec.NumRows()); i++ {
-				name := inst.Value(i)
-				if !have || name != cur {
-					if err := flush(); err != nil {
-						return err
+				if name := inst.Value(i); events == nil || name != cur {
+					if events != nil {
+						send()
+						close(events)
 					}
-					cur, have = strings.Clone(name), true
-					in = newInstance(cur)
+					cur = strings.Clone(name)
+					out.instances++
+					workers <- struct{}{}
+					events = make(chan []replayEvent, 16)
+					wg.Add(1)
+					go replay(cur, events)
+					chunk = make([]replayEvent, 0, eventChunk)
 				}
-				in.rows = append(in.rows, replayRow{ts: tsC.Value(i), end: endC.Value(i),
-					slots: slotsC.Value(i), overwrite: owC.Value(i), rowID: rowC.Value(i)})
-				relSeqs = append(relSeqs, relC.Value(i))
+				k := kindC.Value(i)
+				if k < int64(evRelease) || k > int64(evAllocFree) {
+					return fmt.Errorf("analysis: %s: kind %d on %s", q, k, cur)
+				}
+				chunk = append(chunk, replayEvent{t: tC.Value(i), slots: slotsC.Value(i),
+					overwrite: owC.Value(i), rowID: rowC.Value(i), kind: eventKind(k)})
+				if len(chunk) == eventChunk {
+					send()
+				}
 			}
 		}
 		if err := rr.Err(); err != nil {
 			return fmt.Errorf("analysis: %s: %w", q, err)
 		}
-		return flush()
+		return nil
 	})
-	out.readTime = time.Since(t0)
-	close(jobs)
-	wg.Wait()
-	if err != nil {
-		return nil, err
+	if events != nil {
+		send()
+		close(events)
 	}
-	if out.err != nil {
-		return nil, out.err
+	out.readTime = time.Since(t0)
+	wg.Wait()
+	if err = errors.Join(err, werr); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// loadGoResults registers the Go results as Arrow views and copies them
-// into the temp tables analysis_pairs and analysis_trigger_slots.
-func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots []triggerSlotRow) error {
-	alloc := memory.NewGoAllocator()
+// loadGoResults copies the replay's spilled results into the temp tables
+// analysis_pairs and analysis_trigger_slots, through Arrow views that read
+// the spill files batch by batch.
+func loadGoResults(ctx context.Context, conn *sql.Conn, pairs, slots *spill) error {
 	pairSchema := arrow.NewSchema([]arrow.Field{
 		{Name: "source_row_id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "trigger_row_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "slots", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "slots", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, // NULL when 0
 	}, nil)
-	pb := array.NewRecordBuilder(alloc, pairSchema)
-	defer pb.Release()
-	src, trg := pb.Field(0).(*array.Int64Builder), pb.Field(1).(*array.Int64Builder)
-	sl := pb.Field(2).(*array.Int64Builder)
-	optional := func(b *array.Int64Builder, v int64) {
-		if v > 0 {
-			b.Append(v)
-		} else {
-			b.AppendNull()
-		}
-	}
-	var pairRecs []arrow.RecordBatch
-	for i, p := range pairs {
-		src.Append(p.source)
-		trg.Append(p.trigger)
-		optional(sl, p.slots)
-		if (i+1)%65536 == 0 {
-			pairRecs = append(pairRecs, pb.NewRecordBatch())
-		}
-	}
-	pairRecs = append(pairRecs, pb.NewRecordBatch())
-
 	slotSchema := arrow.NewSchema([]arrow.Field{
 		{Name: "trigger_row_id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "unknown_slots", Type: arrow.PrimitiveTypes.Int64},
 	}, nil)
-	sb := array.NewRecordBuilder(alloc, slotSchema)
-	defer sb.Release()
-	for _, s := range slots {
-		sb.Field(0).(*array.Int64Builder).Append(s.trigger)
-		sb.Field(1).(*array.Int64Builder).Append(s.unknown)
-	}
-	slotRecs := []arrow.RecordBatch{sb.NewRecordBatch()}
-	defer func() {
-		for _, r := range append(pairRecs, slotRecs...) {
-			r.Release()
-		}
-	}()
-
 	return casedb.WithArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) error {
 		for _, v := range []struct {
 			view, query, drop string
 			schema            *arrow.Schema
-			recs              []arrow.RecordBatch
+			data              *spill
 		}{
-			{"arrow_analysis_pairs", "analysis_09_go_pairs", "analysis_09b_drop_pairs_view", pairSchema, pairRecs},
-			{"arrow_analysis_trigger_slots", "analysis_10_trigger_slots", "analysis_10b_drop_slots_view", slotSchema, slotRecs},
+			{"arrow_analysis_pairs", "analysis_09_go_pairs", "analysis_09b_drop_pairs_view", pairSchema, pairs},
+			{"arrow_analysis_trigger_slots", "analysis_10_trigger_slots", "analysis_10b_drop_slots_view", slotSchema, slots},
 		} {
-			rr, err := array.NewRecordReader(v.schema, v.recs)
+			rr, err := v.data.reader(v.schema)
 			if err != nil {
 				return fmt.Errorf("analysis: %s: %w", v.view, err)
 			}
@@ -270,7 +266,7 @@ func loadGoResults(ctx context.Context, conn *sql.Conn, pairs []pairRow, slots [
 			// The registration is a view in the case database that points at
 			// this process's memory: drop it, or every other client that opens
 			// the case (and queries it) reads freed memory.
-			err = errors.Join(err, rawExec(ctx, dc, v.drop))
+			err = errors.Join(err, rawExec(ctx, dc, v.drop), rr.Err())
 			release()
 			rr.Release()
 			if err != nil {

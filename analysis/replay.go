@@ -3,24 +3,31 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/leakmap/leakmap/incident"
 )
 
 // This file is the decode-pool replay of DESIGN.md ("The decode pool, as
-// replay sees it"). It is pure Go on plain slices so that the worked trace
+// replay sees it"). It is pure Go on plain values so that the worked trace
 // and the edge cases can be tested without a database.
+//
+// The replay reads one decode instance as a stream of events in time order
+// (allocations and releases, merged by the query) and keeps only what the
+// pool holds now: its memory follows the pool's live slots, not the
+// number of rows (a provider's two weeks are tens of millions of them).
 //
 // Slots are never tracked one by one: prompts reach a million tokens and
 // pools millions of slots. Every slot is, at any time, in exactly one of the
 // free list, the release list (policy sorted) or a request's held list, and
 // it travels there inside a run that also carries the slot's owner: the
-// last request that wrote it (its index in the instance's rows), or
-// unknownOwner when never written since the log began. Ownership therefore
-// needs no separate map: a normal request relabels the runs it takes, a
-// trigger relabels only its first 1+completion_tokens slots, and the labels
-// of the rest are its sources.
+// last request that wrote it, or unknownOwner when never written since the
+// log began. Owners are small indices into an ownerTable, reused once a row
+// owns no slot any more (all overwritten). Ownership therefore needs no
+// separate map: a normal request relabels the runs it takes, a trigger
+// relabels only its first 1+completion_tokens slots, and the labels of the
+// rest are its sources.
 //
 // Which slot indices a run covers matters only under sorted, whose merge
 // orders the free slots by index (sortedPool: runs [s,e)). Under fifo and
@@ -40,9 +47,8 @@ type slot = uint32
 
 const maxPool = 1<<32 - 1
 
-// slotRun is the slots [s,e), all last written by owner: the index of a
-// row of the instance (its allocation order), or unknownOwner. Policy
-// sorted only.
+// slotRun is the slots [s,e), all last written by owner (an ownerTable
+// index, or unknownOwner). Policy sorted only.
 type slotRun struct {
 	s, e  slot
 	owner int32
@@ -50,26 +56,29 @@ type slotRun struct {
 
 func (r slotRun) len() int64 { return int64(r.e - r.s) }
 
-// replayRow is one replayable request on one decode instance.
-type replayRow struct {
-	ts, end   int64 // microseconds since the epoch; end >= ts
-	slots     int64 // slots held, already rounded up to whole pages
-	overwrite int64 // slots the request writes: -1 means all of them (not a trigger)
+// eventKind says what a replay event does.
+type eventKind uint8
+
+// The kinds as the query numbers them (analysis_06_replay_events.sql).
+const (
+	evRelease   eventKind = 0 // the row's slots go back (at end_ts)
+	evAlloc     eventKind = 1 // the row takes its slots (at ts)
+	evAllocFree eventKind = 2 // an allocation released right after itself: end_ts = ts
+)
+
+// replayEvent is one event of one decode instance.
+type replayEvent struct {
+	t         int64 // microseconds since the epoch
+	slots     int64 // allocation: slots held, already rounded up to whole pages
+	overwrite int64 // allocation: slots it writes; -1 means all of them (not a trigger)
 	rowID     int64
+	kind      eventKind
 }
 
 // poolGrowth makes the pool pool slots large from time at (microseconds).
 type poolGrowth struct {
 	at   int64
 	pool int64
-}
-
-// instanceReplay is the input for one decode instance.
-type instanceReplay struct {
-	rows     []replayRow // allocation order: ts, request_id byte order, row_id
-	relOrder []int32     // release order: indexes into rows by end, request_id, row_id
-	pool     int64       // pool size when the log begins
-	growth   []poolGrowth
 }
 
 // triggerSlots is what one trigger got from the replay.
@@ -84,26 +93,97 @@ type sourceSlots struct {
 	slots int64
 }
 
-// replayResult is the replay of one instance.
-type replayResult struct {
-	triggers []triggerSlots
-	warnings int64 // allocations larger than the free slots
-	err      error
-	shrinks  int64 // capacity rows that would shrink the pool (ignored)
+// ownerTable names the rows that still own slots (wrote them last) by a
+// small index, with the runs each holds now. An index is reused once its
+// row owns no slot and holds none, so the table is as large as the pool's
+// live owners, not the log.
+type ownerTable[R any] struct {
+	rowID []int64
+	slots []int64 // slots it wrote last, wherever they are now
+	held  [][]R   // the runs it holds; nil when it holds none
+	free  []int32
+	spare [][]R // released held lists, reused: no garbage per request
+	err   error
 }
 
+// add gives rowID an index; on overflow it sets err and returns index 0.
+func (o *ownerTable[R]) add(rowID int64) int32 {
+	if k := len(o.free); k > 0 {
+		id := o.free[k-1]
+		o.free = o.free[:k-1]
+		o.rowID[id], o.slots[id] = rowID, 0
+		return id
+	}
+	if len(o.rowID) >= math.MaxInt32 {
+		o.err = fmt.Errorf("more than %d requests own slots of one pool at once", math.MaxInt32)
+		return 0
+	}
+	o.rowID = append(o.rowID, rowID)
+	o.slots = append(o.slots, 0)
+	o.held = append(o.held, nil)
+	return int32(len(o.rowID) - 1)
+}
+
+// list is an empty held list, reused when one is spare.
+func (o *ownerTable[R]) list() []R {
+	if k := len(o.spare); k > 0 {
+		l := o.spare[k-1][:0]
+		o.spare = o.spare[:k-1]
+		return l
+	}
+	return nil
+}
+
+// hold makes runs (not empty) what id holds, of which it wrote wrote slots.
+func (o *ownerTable[R]) hold(id int32, runs []R, wrote int64) {
+	o.held[id] = runs
+	o.slots[id] += wrote
+}
+
+// unhold ends id's holding (its runs have gone back to the pool).
+func (o *ownerTable[R]) unhold(id int32) {
+	o.spare = append(o.spare, o.held[id][:0])
+	o.held[id] = nil
+	o.drop(id)
+}
+
+// lost says n slots written last by owner were overwritten.
+func (o *ownerTable[R]) lost(owner int32, n int64) {
+	if owner == unknownOwner {
+		return
+	}
+	o.slots[owner] -= n
+	o.drop(owner)
+}
+
+func (o *ownerTable[R]) drop(id int32) {
+	if o.slots[id] == 0 && o.held[id] == nil {
+		o.free = append(o.free, id)
+	}
+}
+
+// live is how many rows own or hold slots now.
+func (o *ownerTable[R]) live() int { return len(o.rowID) - len(o.free) }
+
 // replayPool is one decode pool under one allocator policy. Rows are named
-// by their index in the instance's rows.
+// by their row_id; the slots' owners by ownerTable indices.
 type replayPool interface {
 	// grow appends the never-written slots [from, to) to the free list.
 	grow(from, to int64)
-	// allocate gives row i up to n slots from the front of the free list
-	// and returns how many were missing. Row i writes its first write
+	// allocate gives row rowID up to n slots from the front of the free
+	// list and returns the index it holds them under (unknownOwner when it
+	// got none) and how many were missing. The row writes its first write
 	// slots (all of them when write < 0); the owners of the others go to
 	// stale, in order.
-	allocate(i int, n, write int64, stale *sourceTally) (short int64)
-	// release frees row i's slots, if it holds any.
-	release(i int)
+	allocate(rowID, n, write int64, stale *sourceTally) (id int32, short int64)
+	// release frees the slots held under id.
+	release(id int32)
+	// rowID is the row of an owner index.
+	rowID(id int32) int64
+	// live is how many rows own or hold slots now.
+	live() int
+	// failed is a sticky error (the owner table's).
+	failed() error
 }
 
 // sourceTally adds up a trigger's unwritten slots by previous owner.
@@ -138,15 +218,16 @@ func (t *sourceTally) add(owner int32, n int64) {
 	}
 }
 
-// result is the trigger rowID's slots, sources by row_id.
-func (t *sourceTally) result(rowID int64, rows []replayRow) triggerSlots {
+// result is the trigger rowID's slots, sources by row_id (owner indices
+// named through p, before any is reused).
+func (t *sourceTally) result(rowID int64, p replayPool) triggerSlots {
 	if t.lastN > 0 {
 		t.bySource[t.last] += t.lastN
 		t.lastN = 0
 	}
 	ts := triggerSlots{rowID: rowID, unknown: t.unknown}
 	for idx, n := range t.bySource {
-		ts.sources = append(ts.sources, sourceSlots{rows[idx].rowID, n})
+		ts.sources = append(ts.sources, sourceSlots{p.rowID(idx), n})
 	}
 	slices.SortFunc(ts.sources, func(a, b sourceSlots) int { return cmp.Compare(a.rowID, b.rowID) })
 	return ts
@@ -271,22 +352,21 @@ func (d *ownerDeque) popFront(limit int64) ownerRun {
 // orderPool is a pool under fifo or lifo: owners only (see the top of the
 // file).
 type orderPool struct {
-	lifo  bool
-	free  ownerDeque
-	held  [][]ownerRun
-	spare [][]ownerRun // released held lists, reused: no garbage per request
+	lifo bool
+	free ownerDeque
+	own  ownerTable[ownerRun]
 }
 
 func (p *orderPool) grow(from, to int64) {
 	p.free.pushBack(ownerRun{slot(to - from), unknownOwner})
 }
 
-func (p *orderPool) release(i int) {
-	runs := p.held[i]
-	p.held[i] = nil
-	if runs == nil {
-		return
-	}
+func (p *orderPool) rowID(id int32) int64 { return p.own.rowID[id] }
+func (p *orderPool) live() int            { return p.own.live() }
+func (p *orderPool) failed() error        { return p.own.err }
+
+func (p *orderPool) release(id int32) {
+	runs := p.own.held[id]
 	if p.lifo { // the first held ends up at the front
 		for k := len(runs) - 1; k >= 0; k-- {
 			p.free.pushFront(runs[k])
@@ -296,26 +376,30 @@ func (p *orderPool) release(i int) {
 			p.free.pushBack(r)
 		}
 	}
-	p.spare = append(p.spare, runs[:0])
+	p.own.unhold(id)
 }
 
-func (p *orderPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
+func (p *orderPool) allocate(rowID, n, write int64, stale *sourceTally) (int32, int64) {
 	short := max(0, n-p.free.slots)
 	n -= short
-	var mine []ownerRun
-	if k := len(p.spare); k > 0 {
-		mine, p.spare = p.spare[k-1], p.spare[:k-1]
+	if n == 0 {
+		return unknownOwner, short
 	}
+	id := p.own.add(rowID)
+	mine := p.own.list()
 	if write < 0 {
 		write = n
 	}
+	var wrote int64
 	for n > 0 {
 		r := p.free.popFront(n)
 		n -= int64(r.n)
 		if write > 0 {
 			w := min(write, int64(r.n))
-			mine = appendOwner(mine, ownerRun{slot(w), int32(i)})
+			p.own.lost(r.owner, w)
+			mine = appendOwner(mine, ownerRun{slot(w), id})
 			write -= w
+			wrote += w
 			r.n -= slot(w)
 			if r.n == 0 {
 				continue
@@ -324,8 +408,8 @@ func (p *orderPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
 		mine = appendOwner(mine, r)
 		stale.add(r.owner, int64(r.n))
 	}
-	p.held[i] = mine
-	return short
+	p.own.hold(id, mine, wrote)
+	return id, short
 }
 
 // runDeque is sortedPool's free list: a double-ended queue of runs with
@@ -349,10 +433,9 @@ func (d *runDeque) pushBack(r slotRun) {
 	d.q.pushBack(r)
 }
 
-// take removes up to n slots from the front, appending them to dst in order
-// (relabelled as owner when owner >= 0, coalescing index-adjacent runs). It
-// returns dst and how many slots were missing.
-func (d *runDeque) take(n int64, owner int32, dst []slotRun) ([]slotRun, int64) {
+// take removes up to n slots from the front, appending them to dst in
+// order. It returns dst and how many slots were missing.
+func (d *runDeque) take(n int64, dst []slotRun) ([]slotRun, int64) {
 	for n > 0 && d.q.n > 0 {
 		f := d.q.front()
 		r := *f
@@ -365,13 +448,6 @@ func (d *runDeque) take(n int64, owner int32, dst []slotRun) ([]slotRun, int64) 
 			f.s += slot(n)
 			d.totalSlots -= n
 			n = 0
-		}
-		if owner >= 0 {
-			r.owner = owner
-			if k := len(dst) - 1; k >= 0 && dst[k].e == r.s && dst[k].owner == owner {
-				dst[k].e = r.e
-				continue
-			}
 		}
 		dst = append(dst, r)
 	}
@@ -405,26 +481,24 @@ func appendRun(runs []slotRun, r slotRun) []slotRun {
 type sortedPool struct {
 	free     runDeque
 	released []slotRun
-	held     [][]slotRun
-	spare    [][]slotRun // released held lists, reused: no garbage per request
-	taken    []slotRun   // scratch
+	own      ownerTable[slotRun]
+	taken    []slotRun // scratch
 }
 
 func (p *sortedPool) grow(from, to int64) {
 	p.free.pushBack(slotRun{slot(from), slot(to), unknownOwner})
 }
 
-func (p *sortedPool) release(i int) {
-	runs := p.held[i]
-	p.held[i] = nil
-	if runs == nil {
-		return
-	}
-	p.released = append(p.released, runs...)
-	p.spare = append(p.spare, runs[:0])
+func (p *sortedPool) rowID(id int32) int64 { return p.own.rowID[id] }
+func (p *sortedPool) live() int            { return p.own.live() }
+func (p *sortedPool) failed() error        { return p.own.err }
+
+func (p *sortedPool) release(id int32) {
+	p.released = append(p.released, p.own.held[id]...)
+	p.own.unhold(id)
 }
 
-func (p *sortedPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
+func (p *sortedPool) allocate(rowID, n, write int64, stale *sourceTally) (int32, int64) {
 	if p.free.totalSlots < n && len(p.released) > 0 {
 		// Merge the release list into the free list, by slot index.
 		all := p.free.drain(p.released)
@@ -434,22 +508,24 @@ func (p *sortedPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
 		}
 		p.released = all[:0]
 	}
-	var mine []slotRun
-	if k := len(p.spare); k > 0 {
-		mine, p.spare = p.spare[k-1][:0], p.spare[:k-1]
-	}
 	var short int64
-	if write < 0 {
-		mine, short = p.free.take(n, int32(i), mine)
-		p.held[i] = mine
-		return short
+	p.taken, short = p.free.take(n, p.taken[:0])
+	if len(p.taken) == 0 {
+		return unknownOwner, short
 	}
-	p.taken, short = p.free.take(n, -1, p.taken[:0])
+	id := p.own.add(rowID)
+	mine := p.own.list()
+	if write < 0 {
+		write = n
+	}
+	var wrote int64
 	for _, r := range p.taken {
 		if write > 0 {
 			w := min(write, r.len())
-			mine = appendRun(mine, slotRun{r.s, r.s + slot(w), int32(i)})
+			p.own.lost(r.owner, w)
+			mine = appendRun(mine, slotRun{r.s, r.s + slot(w), id})
 			write -= w
+			wrote += w
 			r.s += slot(w)
 			if r.len() == 0 {
 				continue
@@ -458,104 +534,98 @@ func (p *sortedPool) allocate(i int, n, write int64, stale *sourceTally) int64 {
 		mine = appendRun(mine, r)
 		stale.add(r.owner, r.len())
 	}
-	p.held[i] = mine
-	return short
+	p.own.hold(id, mine, wrote)
+	return id, short
 }
 
-// replayOne replays one decode instance under policy (sorted, fifo, lifo).
-func replayOne(in instanceReplay, policy string) replayResult {
-	var res replayResult
-	pool := in.pool
-	for _, g := range in.growth {
-		pool = max(pool, g.pool)
+// replayer replays one decode instance, event by event. Triggers go to
+// emit as they are allocated.
+type replayer struct {
+	pool     replayPool
+	size     int64 // the pool's slots now
+	growth   []poolGrowth
+	g        int
+	holders  holderTable // row_id -> owner index, of the rows holding slots now
+	tally    sourceTally
+	emit     func(triggerSlots)
+	rows     int64 // allocations seen
+	warnings int64 // allocations larger than the free slots
+	shrinks  int64 // capacity rows that would shrink the pool (ignored)
+}
+
+// newReplayer starts a pool of pool slots under policy (sorted, fifo,
+// lifo) that grows as growth says (in time order).
+func newReplayer(policy string, pool int64, growth []poolGrowth, emit func(triggerSlots)) (*replayer, error) {
+	top := pool
+	for _, g := range growth {
+		top = max(top, g.pool)
 	}
-	if pool > maxPool {
-		res.err = fmt.Errorf("a decode pool of %d slots is beyond the replay's %d", pool, int64(maxPool))
-		return res
+	if top > maxPool {
+		return nil, fmt.Errorf("a decode pool of %d slots is beyond the replay's %d", top, int64(maxPool))
 	}
-	var p replayPool
+	r := &replayer{size: pool, growth: growth, emit: emit}
 	switch policy {
 	case incident.AllocFIFO, incident.AllocLIFO:
-		p = &orderPool{lifo: policy == incident.AllocLIFO, held: make([][]ownerRun, len(in.rows))}
+		r.pool = &orderPool{lifo: policy == incident.AllocLIFO}
 	default:
-		p = &sortedPool{held: make([][]slotRun, len(in.rows))}
+		r.pool = &sortedPool{}
 	}
-	pool = in.pool
-	p.grow(0, pool)
+	r.pool.grow(0, pool)
+	return r, nil
+}
 
-	growTo := func(size int64) {
-		if size < pool {
-			res.shrinks++ // slots cannot be taken back from their holders: keep them
-			return
+// event replays one event. Events come in time order; at equal times
+// releases before allocations, each in the order the query gives. Pool
+// growth at or before the event's time comes first.
+func (r *replayer) event(e replayEvent) error {
+	for r.g < len(r.growth) && r.growth[r.g].at <= e.t {
+		if p := r.growth[r.g].pool; p < r.size {
+			r.shrinks++ // slots cannot be taken back from their holders: keep them
+		} else {
+			r.pool.grow(r.size, p)
+			r.size = p
 		}
-		p.grow(pool, size)
-		pool = size
+		r.g++
 	}
-	var tally sourceTally
-	allocate := func(i int) {
-		row := in.rows[i]
-		if row.slots <= 0 {
-			return
+	if e.kind == evRelease {
+		if id, ok := r.holders.del(e.rowID); ok {
+			r.pool.release(id)
 		}
-		if row.overwrite < 0 {
-			if p.allocate(i, row.slots, -1, nil) > 0 {
-				res.warnings++
-			}
-			return
-		}
+		return nil
+	}
+	r.rows++
+	if e.slots <= 0 {
+		return nil
+	}
+	var id int32
+	var short int64
+	if e.overwrite < 0 {
+		id, short = r.pool.allocate(e.rowID, e.slots, -1, nil)
+	} else {
 		// A trigger: it writes its first overwrite slots; the rest keep
 		// their owners, who are its sources and stay their owners.
-		tally.reset()
-		if p.allocate(i, row.slots, row.overwrite, &tally) > 0 {
-			res.warnings++
-		}
-		res.triggers = append(res.triggers, tally.result(row.rowID, in.rows))
+		r.tally.reset()
+		id, short = r.pool.allocate(e.rowID, e.slots, e.overwrite, &r.tally)
+		r.emit(r.tally.result(e.rowID, r.pool))
 	}
-
-	// Merge the three event streams. At equal times: pool growth, then
-	// releases, then allocations; within each, the order given.
-	allocated := make([]bool, len(in.rows))
-	pendingRelease := make([]bool, len(in.rows))
-	a, r, g := 0, 0, 0
-	for a < len(in.rows) || r < len(in.relOrder) {
-		next := int64(1<<63 - 1)
-		kind := 0 // 0 growth, 1 release, 2 allocation
-		if g < len(in.growth) {
-			next = in.growth[g].at
-		}
-		if r < len(in.relOrder) {
-			if t := in.rows[in.relOrder[r]].end; t < next {
-				next, kind = t, 1
-			}
-		}
-		if a < len(in.rows) {
-			if t := in.rows[a].ts; t < next {
-				next, kind = t, 2
-			}
-		}
-		switch kind {
-		case 0:
-			growTo(in.growth[g].pool)
-			g++
-		case 1:
-			i := int(in.relOrder[r])
-			r++
-			if !allocated[i] {
-				// end == ts: "releases before allocations" would free it
-				// before it was allocated; it is freed right after its
-				// own allocation instead.
-				pendingRelease[i] = true
-				continue
-			}
-			p.release(i)
-		case 2:
-			allocate(a)
-			allocated[a] = true
-			if pendingRelease[a] {
-				p.release(a)
-			}
-			a++
-		}
+	if err := r.pool.failed(); err != nil {
+		return err
 	}
-	return res
+	if short > 0 {
+		r.warnings++
+	}
+	if id == unknownOwner {
+		return nil
+	}
+	if e.kind == evAllocFree {
+		// end_ts = ts: "releases before allocations" would free it before
+		// it was allocated; it is freed right after its own allocation.
+		r.pool.release(id)
+		return nil
+	}
+	if _, dup := r.holders.get(e.rowID); dup {
+		return fmt.Errorf("row %d allocated twice", e.rowID)
+	}
+	r.holders.put(e.rowID, id)
+	return nil
 }

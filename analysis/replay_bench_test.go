@@ -39,10 +39,19 @@ func synthInstance(n int, seed uint64) instanceReplay {
 // without the database: go test -tags duckdb_arrow -bench Replay ./analysis
 func BenchmarkReplay(b *testing.B) {
 	in := synthInstance(100000, 1)
+	events := instanceEvents(in)
 	for _, policy := range []string{"sorted", "fifo", "lifo"} {
 		b.Run(policy, func(b *testing.B) {
 			for b.Loop() {
-				replayOne(in, policy)
+				r, err := newReplayer(policy, in.pool, in.growth, func(triggerSlots) {})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, e := range events {
+					if err := r.event(e); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
 			b.ReportMetric(float64(len(in.rows)*b.N)/b.Elapsed().Seconds(), "requests/s")
 		})

@@ -202,3 +202,28 @@ func TestReplayMatchesSlotBySlot(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayMemoryFollowsLiveSlots: over a long log on a small pool, the
+// rows the replay keeps (owners of slots, holders) never outnumber the
+// pool's slots, whatever the number of rows, while the results still equal
+// the slot-by-slot replay's.
+func TestReplayMemoryFollowsLiveSlots(t *testing.T) {
+	const pool = 64
+	for _, policy := range []string{"sorted", "fifo", "lifo"} {
+		t.Run(policy, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 64))
+			in := randomInstance(rng, 20000, pool)
+			in.growth = nil // a fixed pool: the bound is its size
+			got, maxLive := replayOneLive(in, policy)
+			if want := refReplay(in, policy); !reflect.DeepEqual(got, want) {
+				t.Fatalf("replay differs from the slot-by-slot one")
+			}
+			if maxLive > pool {
+				t.Errorf("%d rows kept at once, more than the pool's %d slots", maxLive, pool)
+			}
+			if maxLive < 2 {
+				t.Errorf("at most %d row kept: the test measures nothing", maxLive)
+			}
+		})
+	}
+}
