@@ -2,12 +2,14 @@ package notify
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -130,11 +132,20 @@ func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
 // boundary are hashed for every message.
 type checker struct {
 	m     *manifest
+	f     *digestFilter // nil when the manifest changed since it was made
 	x     *hasher
 	ks    []int // every k to try: identifier and text lengths
 	lines map[string][]hit
 	units map[string][]unitInfo
 	norm  map[string]string
+
+	// A segment's words, their lines, hits and mask, reused from segment
+	// to segment: fewer allocations mean fewer GC cycles, each of which
+	// scans the whole manifest.
+	ws     []string
+	lineOf []int
+	hits   []hit
+	masked []bool
 }
 
 // hit is a k-gram of a line (or segment) found in the manifest.
@@ -145,7 +156,7 @@ type hit struct {
 }
 
 func newChecker(m *manifest) *checker {
-	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
+	c := &checker{m: m, f: m.filter(), x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
 	for _, k := range m.idKs {
 		c.ks = addK(c.ks, k)
 	}
@@ -158,6 +169,9 @@ func newChecker(m *manifest) *checker {
 // hitsAt tests the k-gram w[i:i+k] against the manifest.
 func (c *checker) hitsAt(w []string, i, k int, out []hit) []hit {
 	d := c.x.kgram(w[i : i+k])
+	if c.f != nil && !c.f.mayHold(c.m, d) {
+		return out // in neither map (most k-grams): one bit read instead of two map probes
+	}
 	if _, ok := c.m.ids[d]; ok {
 		out = append(out, hit{pos: i, k: k, d: d})
 	}
@@ -217,9 +231,7 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 		}
 	}
 	for _, seg := range segs {
-		var w []string
-		var lineOf []int
-		var hits []hit
+		w, lineOf, hits := c.ws[:0], c.lineOf[:0], c.hits[:0]
 		var units []unitInfo // generic identifiers standing alone, in this segment
 		for li, raw := range strings.Split(seg.text, "\n") {
 			line := c.normLine(raw)
@@ -244,7 +256,9 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 		}
 		// Mask the owner's own identifiers first: "acme" inside the
 		// owner's own "acme labs" is not another tenant's "acme".
-		masked := make([]bool, len(w))
+		masked := slices.Grow(c.masked[:0], len(w))[:len(w)]
+		clear(masked)
+		c.ws, c.lineOf, c.hits, c.masked = w, lineOf, hits, masked
 		for _, h := range hits {
 			if h.text {
 				continue
@@ -392,4 +406,57 @@ func allMasked(m []bool) bool {
 
 func kindLabel(kind string) string {
 	return strings.ReplaceAll(kind, "_", " ")
+}
+
+// digestFilter is a one-bit-per-digest Bloom filter over a manifest's ids
+// and texts: a k-gram whose bit is clear is in neither map, which spares
+// the two probes of maps of millions of entries for almost every k-gram of
+// a notice (a digest is a SHA-256 prefix: its first bytes are the hash).
+// It only skips lookups that would fail, so the check's result is the same.
+type digestFilter struct {
+	bits []uint64
+	mask uint64
+	n    int // len(ids)+len(texts) when made
+}
+
+func newDigestFilter(m *manifest) *digestFilter {
+	n := len(m.ids) + len(m.texts)
+	size := uint64(1 << 16)
+	for size < uint64(n)*16 { // about 1 in 16 false positives
+		size <<= 1
+	}
+	f := &digestFilter{bits: make([]uint64, size/64), mask: size - 1, n: n}
+	for d := range m.ids {
+		f.add(d)
+	}
+	for d := range m.texts {
+		f.add(d)
+	}
+	return f
+}
+
+func (f *digestFilter) add(d digest) {
+	b := binary.LittleEndian.Uint64(d[:8]) & f.mask
+	f.bits[b/64] |= 1 << (b % 64)
+}
+
+// mayHold says whether d may be in m's ids or texts; when m has gained
+// entries since the filter was made it cannot tell, and says yes.
+func (f *digestFilter) mayHold(m *manifest, d digest) bool {
+	if len(m.ids)+len(m.texts) != f.n {
+		return true
+	}
+	b := binary.LittleEndian.Uint64(d[:8]) & f.mask
+	return f.bits[b/64]&(1<<(b%64)) != 0
+}
+
+// filter returns the manifest's digest filter, made once for its ids and
+// texts as they are (again if they changed since).
+func (m *manifest) filter() *digestFilter {
+	m.filterMu.Lock()
+	defer m.filterMu.Unlock()
+	if m.digestFilter == nil || m.digestFilter.n != len(m.ids)+len(m.texts) {
+		m.digestFilter = newDigestFilter(m)
+	}
+	return m.digestFilter
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/leakmap/leakmap/incident"
@@ -36,6 +37,9 @@ type manifest struct {
 	// matched only as whole units; vocab decides it while building.
 	generic map[digest]bool
 	vocab   vocabulary
+
+	filterMu     sync.Mutex
+	digestFilter *digestFilter // the checkers' shared filter (check.go)
 }
 
 type idOwner struct{ owner, kind string }
