@@ -102,6 +102,25 @@ func checkTriggers(t *testing.T, truthDir, outDir string) []map[string]string {
 	return oAff
 }
 
+// checkConfirmed: the confirmed exposures (source>trigger) are exactly the
+// truth's proven text pairs: the planted copies that are strong, specific
+// matches by DESIGN.md's rule (a copy holding common phrases can fall short).
+func checkConfirmed(t *testing.T, truthDir string, confirmed map[string]bool) {
+	t.Helper()
+	proven, copies := map[string]bool{}, 0
+	for _, r := range csvtest.Read(t, filepath.Join(truthDir, "text_pairs.csv")) {
+		copies++
+		if r["proven"] == "true" {
+			proven[r["source_request_id"]+">"+r["response_request_id"]] = true
+		}
+	}
+	if len(proven) == 0 {
+		t.Fatal("the simulation planted no text-proven copy: the confirmed tier is not tested")
+	}
+	t.Logf("confirmed %d, truth: %d proven of %d planted copies", len(confirmed), len(proven), copies)
+	equalLines(t, "confirmed exposures (truth: proven text pairs)", sortedKeys(confirmed), sortedKeys(proven))
+}
+
 func checkAgainstTruth(t *testing.T, truthDir, outDir string, noise bool) {
 	oAff := checkTriggers(t, truthDir, outDir)
 
@@ -119,16 +138,7 @@ func checkAgainstTruth(t *testing.T, truthDir, outDir string, noise bool) {
 			t.Errorf("%s: self_exposure %s for tenants %s, %s", pair(r), r["self_exposure"], r["source_tenant_id"], r["recipient_tenant_id"])
 		}
 	}
-	leaked := map[string]bool{}
-	for _, r := range tExp {
-		if r["leaked_text"] == "true" {
-			leaked[pair(r)] = true
-		}
-	}
-	if len(leaked) == 0 {
-		t.Fatal("the simulation planted no leaked text: the confirmed tier is not tested")
-	}
-	equalLines(t, "confirmed exposures (truth: leaked_text)", sortedKeys(confirmed), sortedKeys(leaked))
+	checkConfirmed(t, truthDir, confirmed)
 
 	hit, probableOrBetter := 0, 0
 	var missed []string

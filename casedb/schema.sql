@@ -260,6 +260,13 @@ CREATE TABLE IF NOT EXISTS text_fingerprints (
     hash   BIGINT NOT NULL,
     pos    INTEGER NOT NULL     -- shingle position in the text
 );
+-- Every distinct shingle hash of each logged prompt (not only its
+-- fingerprints): how many tenants' prompts hold a shingle is counted on
+-- these, shingle by shingle, for the shingles candidate matches share.
+CREATE TABLE IF NOT EXISTS text_prompt_shingles (
+    row_id BIGINT NOT NULL,     -- requests.row_id
+    hash   BIGINT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS text_indexed (
     row_id   BIGINT NOT NULL,
     row_hash UBIGINT NOT NULL   -- requests.row_hash when fingerprinted: a changed row is done again

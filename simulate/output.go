@@ -344,8 +344,8 @@ func (w *logWriter) abort() {
 //	    one row per (source, trigger): kind is always "stale" (the source
 //	    last wrote slots the trigger got but did not overwrite, by DESIGN.md's
 //	    replay); leaked_text is true when the simulator planted a fragment of
-//	    the source's logged prompt in the trigger's logged response (the
-//	    truth of the confirmed tier); slots counts the source's stale slots;
+//	    the source's logged prompt in the trigger's logged response (whether
+//	    it proves the leak is text_pairs.csv's proven); slots counts the source's stale slots;
 //	    self_exposure is true when both requests belong to one tenant;
 //	    trigger_decode_logged and source_decode_logged are false when the
 //	    noise dropped that row's decode instance from the log (the replay
@@ -355,9 +355,12 @@ func (w *logWriter) abort() {
 //	truth/unknown_slots.csv  trigger_request_id,unknown_slots
 //	    per trigger, the stale slots never written since the log began.
 //	truth/text_pairs.csv  response_request_id,source_request_id,
-//	    response_tenant_id,source_tenant_id,response_model,source_model,response_ts
-//	    every planted copy (the leaked_text exposures), in the order written;
-//	    the sweep's truth is its cross-tenant, same-model rows.
+//	    response_tenant_id,source_tenant_id,response_model,source_model,
+//	    response_ts,proven
+//	    every planted copy (the leaked_text exposures), in the order planted;
+//	    proven=true when the copy is a strong, specific match by DESIGN.md's
+//	    rule (proven.go): the confirmed tier's truth; the sweep's truth is
+//	    its proven cross-tenant, same-model rows.
 type truthWriter struct {
 	dir   string
 	files []*os.File
@@ -369,7 +372,7 @@ var truthFiles = []struct{ name, header string }{
 	{"affected_requests.csv", "request_id,tenant_id,ts"},
 	{"exposures.csv", "source_request_id,trigger_request_id,source_tenant_id,recipient_tenant_id,kind,leaked_text,slots,self_exposure,trigger_decode_logged,source_decode_logged"},
 	{"unknown_slots.csv", "trigger_request_id,unknown_slots"},
-	{"text_pairs.csv", "response_request_id,source_request_id,response_tenant_id,source_tenant_id,response_model,source_model,response_ts"},
+	{"text_pairs.csv", "response_request_id,source_request_id,response_tenant_id,source_tenant_id,response_model,source_model,response_ts,proven"},
 }
 
 func newTruthWriter(dir string) (*truthWriter, error) {
@@ -400,10 +403,10 @@ func (t *truthWriter) exposure(src, trig, srcTenant, recTenant string, slots int
 }
 
 // textPair records a planted copy: the trigger's response holds a run of
-// the source's own prompt words.
-func (t *truthWriter) textPair(r *row, src *owner, recTenant, srcTenant string) error {
-	_, err := fmt.Fprintf(t.bws[3], "%s,%s,%s,%s,%s,%s,%s\n", r.id, src.id, recTenant, srcTenant,
-		modelNames[r.model], modelNames[src.model], fmtUTC(r.ts))
+// the source's own prompt words; proven says whether it proves the leak.
+func (t *truthWriter) textPair(c *plantedCopy) error {
+	_, err := fmt.Fprintf(t.bws[3], "%s,%s,%s,%s,%s,%s,%s,%t\n", c.respID, c.srcID, c.respTenant, c.srcTenant,
+		modelNames[c.respModel], modelNames[c.srcModel], fmtUTC(c.ts), c.proven)
 	return err
 }
 
@@ -441,7 +444,7 @@ exposures.csv  source_request_id,trigger_request_id,source_tenant_id,
   One row per (source, trigger). kind is "stale": the source last wrote
   slots the trigger got but did not overwrite. leaked_text=true: a
   fragment of the source's logged prompt was planted in the trigger's
-  logged response (the truth of the confirmed tier). slots: the source's
+  logged response (text_pairs.csv says whether it proves the leak). slots: the source's
   stale slots. *_decode_logged=false: the log lost that row's decode
   instance (noise), so the replay cannot place it.
   Sorted by trigger ts, trigger_request_id, source_request_id.
@@ -463,10 +466,19 @@ real_noise.csv  kind,request_id,detail
   the next export), room_repeat (detail: the room and the earlier call that
   drew it, ten days or more before).
 text_pairs.csv  response_request_id,source_request_id,response_tenant_id,
-                source_tenant_id,response_model,source_model,response_ts
-  Every text-proven pair: the response holds a copied run of 12-16 of the
-  source prompt's own words (never its shared template). The sweep finds
-  the cross-tenant pairs of the same model.
+                source_tenant_id,response_model,source_model,response_ts,
+                proven
+  Every planted copy (the leaked_text exposures): the response holds a
+  copied run of 12-16 of the source prompt's own words (never its shared
+  template). proven=true: the copy is a strong, specific match by the
+  confirmed tier's rule (DESIGN.md; default contamination.evidence): at
+  least min_shingles shared shingles and a shared run of min_run_words
+  words that carry weight, where a shingle carries none when the
+  response's own prompt holds it or the prompts of common_tenants or more
+  distinct tenants of the model hold it. A copy that holds a common phrase
+  can fall short: a copy, but no proof. The proven rows are the confirmed
+  tier's truth; the sweep finds the proven cross-tenant pairs of the same
+  model.
 edge_cases.csv  name,request_id,trigger
   The planted edge cases (window bounds, thresholds, capacity change,
   statuses, out-of-scope huge prompts, equal times) and whether each is a

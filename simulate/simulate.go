@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/incident"
 )
 
 // Config describes one simulated incident.
@@ -128,7 +129,8 @@ type Summary struct {
 	Requests       int // clean rows (distinct requests) logged
 	Triggers       int // affected requests in the truth
 	TruthExposures int // rows of truth/exposures.csv
-	ConfirmedTruth int // of which leaked_text=true (the confirmed tier's truth)
+	Copies         int // of which leaked_text=true: a copy of the source's words was planted
+	ConfirmedTruth int // of those, the copies that prove the leak (text_pairs.csv proven=true: the confirmed tier's truth)
 	CrossTenant    int // exposures whose source tenant is not the recipient
 	UnknownSlots   int64
 	Recipients     int // distinct recipient tenants
@@ -381,6 +383,7 @@ type generator struct {
 	tr   *truthWriter
 	real *realWriter
 	sum  Summary
+	pf   proofs // what the truth's proven column is computed from (proven.go)
 
 	boot        *startupLogs   // the engines' start-up text logs (startup.go)
 	changeTimes map[int64]bool // capacity change instants that no regular event may share
@@ -843,6 +846,7 @@ func (g *generator) onAlloc(r *row) error {
 	prompt := ""
 	if t.logsText {
 		prompt = promptText(r.own)
+		g.pf.prompts = append(g.pf.prompts, promptOf(r.own))
 	}
 	r.sources = nil // the truth is written; keep no owners alive through it
 	if g.real != nil {
@@ -906,10 +910,10 @@ func (g *generator) trigger(r *row) (string, error) {
 			g.tenants[s.own.tenant].crossSrc = true
 		}
 		if leaked[s.own] {
-			g.sum.ConfirmedTruth++
-			if err := g.tr.textPair(r, s.own, t.id, g.tenants[s.own.tenant].id); err != nil {
-				return "", err
-			}
+			g.sum.Copies++
+			g.pf.copies = append(g.pf.copies, &plantedCopy{respID: r.id, srcID: s.own.id, respTenant: t.id,
+				srcTenant: g.tenants[s.own.tenant].id, respModel: int8(r.model), srcModel: s.own.model,
+				ts: r.ts, resp: resp, own: promptOf(r.own), src: promptOf(s.own)})
 		}
 		g.sum.TruthExposures++
 		if err := g.tr.exposure(s.own.id, r.id, g.tenants[s.own.tenant].id, t.id, s.slots, leaked[s.own], self,
@@ -929,6 +933,17 @@ func (g *generator) finish() error {
 	}
 	g.sum.Lines = lines
 	g.sum.Files = append(g.sum.Files, files...)
+	// Which copies prove a leak needs every prompt of the case.
+	g.pf.judge(incident.DefaultEvidence, promptWords)
+	for _, c := range g.pf.copies {
+		if c.proven {
+			g.sum.ConfirmedTruth++
+		}
+		if err := g.tr.textPair(c); err != nil {
+			return err
+		}
+	}
+	g.pf = proofs{}
 	tf, err := g.tr.close()
 	if err != nil {
 		return err

@@ -311,19 +311,26 @@ func TestTruthInvariants(t *testing.T) {
 					}
 				}
 			}
-			if len(exps) != sum.TruthExposures || nLeaked != sum.ConfirmedTruth || nLeaked == 0 {
-				t.Errorf("exposures %d (summary %d), leaked %d (summary %d)", len(exps), sum.TruthExposures, nLeaked, sum.ConfirmedTruth)
+			if len(exps) != sum.TruthExposures || nLeaked != sum.Copies || nLeaked == 0 {
+				t.Errorf("exposures %d (summary %d), leaked %d (summary %d)", len(exps), sum.TruthExposures, nLeaked, sum.Copies)
 			}
+			proven := 0
 			for _, m := range csvtest.Read(t, filepath.Join(dir, "truth", "text_pairs.csv")) {
 				if !leaked[[2]string{m["source_request_id"], m["response_request_id"]}] {
 					t.Errorf("text pair %v is no leaked_text exposure", m)
+				}
+				if m["proven"] == "true" {
+					proven++
 				}
 				nLeaked--
 			}
 			if nLeaked != 0 {
 				t.Errorf("text_pairs.csv misses %d leaked_text exposures", nLeaked)
 			}
-			nLeaked = sum.ConfirmedTruth
+			if proven != sum.ConfirmedTruth || proven == 0 {
+				t.Errorf("proven text pairs %d, summary %d", proven, sum.ConfirmedTruth)
+			}
+			nLeaked = sum.Copies
 			if sum.ReplayWarnings == 0 {
 				for id := range trig {
 					r := clean[id]

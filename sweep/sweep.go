@@ -46,6 +46,7 @@ type ModelWindow struct {
 type Summary struct {
 	Index      *textmatch.IndexStats
 	Responses  int64 // responses with logged text compared
+	Prompts    int64 // served prompts with logged text of those models (what they are compared with)
 	Candidates int64 // pairs measured
 	Matches    int64 // strong matches (rows of sweep.csv)
 	// WeakRare, WeakRun: the highest figures among the measured pairs that
@@ -99,6 +100,9 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, opt Options) (*Su
 	if err := conn.QueryRowContext(ctx, queries.Get("sweep_02_count")).Scan(&sum.Responses); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
+	if err := conn.QueryRowContext(ctx, queries.Get("sweep_02b_prompts"), models).Scan(&sum.Prompts); err != nil {
+		return nil, fmt.Errorf("sweep: sweep_02b_prompts: %w", err)
+	}
 	if err := textmatch.Prepare(ctx, conn, opt.Evidence); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
@@ -144,7 +148,7 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, opt Options) (*Su
 		return nil, fmt.Errorf("sweep: sweep_08_window: %w", err)
 	}
 	sum.Elapsed = time.Since(t0)
-	logger.Info("sweep done", "responses", sum.Responses, "candidates", sum.Candidates,
+	logger.Info("sweep done", "responses", sum.Responses, "prompts", sum.Prompts, "candidates", sum.Candidates,
 		"matches", sum.Matches, "elapsed", sum.Elapsed.Round(time.Millisecond))
 	return sum, nil
 }

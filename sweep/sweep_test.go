@@ -20,7 +20,7 @@ import (
 
 // TestAgainstSimulation: on the simulator's incidents (every allocator,
 // shared templates, noise), sweep.csv's cross-tenant pairs are exactly the
-// truth's planted cross-tenant copies of the same model, and the days with
+// truth's text-proven cross-tenant copies of the same model, and the days with
 // leaking responses start and end with the truth's.
 func TestAgainstSimulation(t *testing.T) {
 	if testing.Short() {
@@ -63,7 +63,7 @@ func TestAgainstSimulation(t *testing.T) {
 			}
 			var firstDay, lastDay string
 			for _, r := range csvtest.Read(t, filepath.Join(dir, "truth", "text_pairs.csv")) {
-				if r["response_tenant_id"] == r["source_tenant_id"] || r["response_model"] != r["source_model"] {
+				if r["response_tenant_id"] == r["source_tenant_id"] || r["response_model"] != r["source_model"] || r["proven"] != "true" {
 					continue
 				}
 				want = append(want, r["response_request_id"]+"<"+r["source_request_id"])

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,13 +26,18 @@ import (
 type IndexStats struct {
 	Rows         int64 // rows whose texts were fingerprinted now
 	Fingerprints int64
-	Stale        int64 // rows gone or changed since they were fingerprinted
-	Elapsed      time.Duration
+	// PromptShingles: distinct shingles of the prompts fingerprinted now.
+	PromptShingles int64
+	Stale          int64 // rows gone or changed since they were fingerprinted
+	Elapsed        time.Duration
 }
 
 // chunkRows is how many pending rows are read, hashed and inserted at a
 // time (one transaction each): memory stays flat whatever the case's size.
-const chunkRows = 250_000
+// A chunk's fingerprints and prompt shingles are held twice in Go (slices,
+// then Arrow), about 4 KB per row with text: 100,000 rows keep that near
+// 400 MB beside DuckDB's own memory_limit (up to 3 GiB), under 4 GiB.
+const chunkRows = 100_000
 
 // Update fingerprints the logged texts of every row not fingerprinted yet
 // (text_fingerprints, text_indexed): a second run after new log files
@@ -53,11 +59,27 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		}
 		return nil
 	}
+	var redo bool
+	if err := conn.QueryRowContext(ctx, queries.Get("evidence_00b_shingles_missing")).Scan(&redo); err != nil {
+		return nil, fmt.Errorf("textmatch: evidence_00b_shingles_missing: %w", err)
+	}
+	if redo {
+		logger.Info("fingerprinting every logged text again: the case has no prompt shingles yet")
+		if err := exec("evidence_00c_forget_fingerprints"); err != nil {
+			return nil, err
+		}
+		if err := exec("evidence_00d_forget_indexed"); err != nil {
+			return nil, err
+		}
+	}
 	if err := conn.QueryRowContext(ctx, queries.Get("evidence_00_stale_count")).Scan(&st.Stale); err != nil {
 		return nil, fmt.Errorf("textmatch: evidence_00_stale_count: %w", err)
 	}
 	if st.Stale > 0 {
 		if err := exec("evidence_01_drop_stale"); err != nil {
+			return nil, err
+		}
+		if err := exec("evidence_01b_drop_stale_shingles"); err != nil {
 			return nil, err
 		}
 		if err := exec("evidence_02_drop_stale_rows"); err != nil {
@@ -90,28 +112,30 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		if i+1 < len(bounds) {
 			hi = bounds[i+1]
 		}
-		fp, done, err := hashChunk(ctx, conn, lo, hi)
+		fp, ps, done, err := hashChunk(ctx, conn, lo, hi)
 		if err != nil {
 			return nil, err
 		}
-		if err := insertFingerprints(ctx, conn, fp, done); err != nil {
+		if err := insertFingerprints(ctx, conn, fp, ps, done); err != nil {
 			return nil, err
 		}
 		st.Rows += int64(len(done))
 		st.Fingerprints += int64(len(fp))
+		st.PromptShingles += int64(len(ps))
 	}
 	st.Elapsed = time.Since(t0)
 	logger.Info("fingerprinted logged texts", "rows", st.Rows, "fingerprints", st.Fingerprints,
-		"stale", st.Stale, "elapsed", st.Elapsed.Round(time.Millisecond))
+		"prompt_shingles", st.PromptShingles, "stale", st.Stale, "elapsed", st.Elapsed.Round(time.Millisecond))
 	return st, nil
 }
 
 // hashChunk reads the pending texts with row_id in [lo, hi) and returns
 // their fingerprints, hashed on every CPU while DuckDB streams the batches.
-func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint, []indexedRow, error) {
+func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint, []promptShingle, []indexedRow, error) {
 	const q = "evidence_09_pending_texts"
 	type result struct {
 		fp   []fingerprint
+		ps   []promptShingle
 		rows []indexedRow
 	}
 	batches := make(chan arrow.RecordBatch, 2)
@@ -125,6 +149,7 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint
 			defer wg.Done()
 			var sh, words []uint64
 			var pos []int32
+			seen := map[uint64]bool{}
 			for rec := range batches {
 				var res result
 				ids, e1 := int64Col(rec, 0)
@@ -149,6 +174,17 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint
 						for _, p := range pos {
 							res.fp = append(res.fp, fingerprint{id, uint8(kind), int64(sh[p]), p})
 						}
+						if kind == 0 {
+							// Every distinct shingle of a prompt: how many
+							// tenants hold one is counted on these.
+							clear(seen)
+							for _, h := range sh {
+								if !seen[h] {
+									seen[h] = true
+									res.ps = append(res.ps, promptShingle{id, int64(h)})
+								}
+							}
+						}
 					}
 					res.rows = append(res.rows, indexedRow{id, hashes.Value(i)})
 				}
@@ -158,11 +194,13 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint
 		}()
 	}
 	var fp []fingerprint
+	var ps []promptShingle
 	var done []indexedRow
 	collected := make(chan struct{})
 	go func() {
 		for r := range results {
 			fp = append(fp, r.fp...)
+			ps = append(ps, r.ps...)
 			done = append(done, r.rows...)
 		}
 		close(collected)
@@ -188,9 +226,9 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint
 	close(results)
 	<-collected
 	if err := errors.Join(rerr, werr); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return fp, done, nil
+	return fp, ps, done, nil
 }
 
 type fingerprint struct {
@@ -200,6 +238,11 @@ type fingerprint struct {
 	pos  int32
 }
 
+type promptShingle struct {
+	row  int64
+	hash int64
+}
+
 type indexedRow struct {
 	row  int64
 	hash uint64
@@ -207,7 +250,7 @@ type indexedRow struct {
 
 // insertFingerprints adds one batch of fingerprints and the rows they
 // cover in one transaction: a crash leaves no row half fingerprinted.
-func insertFingerprints(ctx context.Context, conn *sql.Conn, fp []fingerprint, rows []indexedRow) error {
+func insertFingerprints(ctx context.Context, conn *sql.Conn, fp []fingerprint, ps []promptShingle, rows []indexedRow) error {
 	alloc := memory.NewGoAllocator()
 	fs := arrow.NewSchema([]arrow.Field{
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
@@ -228,6 +271,21 @@ func insertFingerprints(ctx context.Context, conn *sql.Conn, fp []fingerprint, r
 		}
 	}
 	frecs = append(frecs, fb.NewRecordBatch())
+	ss := arrow.NewSchema([]arrow.Field{
+		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	sb := array.NewRecordBuilder(alloc, ss)
+	defer sb.Release()
+	var srecs []arrow.RecordBatch
+	for i, p := range ps {
+		sb.Field(0).(*array.Int64Builder).Append(p.row)
+		sb.Field(1).(*array.Int64Builder).Append(p.hash)
+		if (i+1)%(1<<16) == 0 {
+			srecs = append(srecs, sb.NewRecordBatch())
+		}
+	}
+	srecs = append(srecs, sb.NewRecordBatch())
 	rs := arrow.NewSchema([]arrow.Field{
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "row_hash", Type: arrow.PrimitiveTypes.Uint64},
@@ -240,7 +298,7 @@ func insertFingerprints(ctx context.Context, conn *sql.Conn, fp []fingerprint, r
 	}
 	rrecs := []arrow.RecordBatch{rb.NewRecordBatch()}
 	defer func() {
-		for _, r := range append(frecs, rrecs...) {
+		for _, r := range slices.Concat(frecs, srecs, rrecs) {
 			r.Release()
 		}
 	}()
@@ -249,6 +307,7 @@ func insertFingerprints(ctx context.Context, conn *sql.Conn, fp []fingerprint, r
 	}
 	err := registerAndRun(ctx, conn, []view{
 		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fs, frecs},
+		{"arrow_text_prompt_shingles", "evidence_04c_insert_shingles", "evidence_04d_drop_shingles_view", ss, srecs},
 		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", rs, rrecs},
 	})
 	if err != nil {
@@ -263,8 +322,8 @@ func insertFingerprints(ctx context.Context, conn *sql.Conn, fp []fingerprint, r
 
 type view struct {
 	name, query, drop string
-	schema      *arrow.Schema
-	recs        []arrow.RecordBatch
+	schema            *arrow.Schema
+	recs              []arrow.RecordBatch
 }
 
 // registerAndRun registers each Arrow view on conn and runs its query

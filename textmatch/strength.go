@@ -17,16 +17,24 @@
 // A match is strong when rare >= MinShingles and run >= MinRunWords; only a
 // strong match makes an exposure confirmed, or a sweep row.
 //
-// How many tenants hold a text is counted on fingerprints: each text keeps
+// Which prompts are candidates is found on fingerprints: each text keeps
 // the rightmost smallest shingle hash of every window of WinnowWindow
-// consecutive shingles (winnowing, Schleimer et al. 2003). Text shared word
-// for word over at least WinnowWindow+ShingleWords-1 words has the same
-// fingerprints wherever it occurs, so a template's count is exact; a
-// fingerprint held by too many tenants makes the shared shingles within
-// WinnowWindow-1 positions of it, in the same stretch of shared text, carry
-// no weight. MinRunWords is never below that span, so every strong match
-// shares a fingerprint that carries weight: the candidates are found by a
-// join on fingerprints, never by comparing all pairs.
+// consecutive shingles (winnowing, Schleimer et al. 2003). Two texts that
+// share a run of at least WinnowWindow+ShingleWords-1 words share a
+// fingerprint, and MinRunWords is never below that span, so every strong
+// match shares a fingerprint that carries weight: the candidates are found
+// by a join on fingerprints, never by comparing all pairs.
+//
+// How many tenants hold a shingle is counted exactly, shingle by shingle, on
+// every shingle of every logged prompt (text_prompt_shingles), for the
+// shingles the candidate pairs share only. A fingerprint's count is a lower
+// bound of it (a prompt holding a shingle does not always keep it as a
+// fingerprint), so the candidates, chosen with that bound, lose no strong
+// match; the weight of each shared shingle is then decided on its exact
+// count. An earlier version let a common fingerprint take the weight of
+// its neighbours too (the text it might stand for); with thousands of
+// tenants, one common phrase inside a copied run then erased the run
+// (docs/evidence.md).
 package textmatch
 
 import (
@@ -101,17 +109,29 @@ func NewPrompt(sh []uint64) *Prompt {
 func (p *Prompt) Has(h uint64) bool { _, ok := p.at[h]; return ok }
 
 // Response is a response's shingles with what takes their weight away:
-// its own prompt and the positions of its fingerprints that too many
-// tenants' prompts hold.
+// its own prompt and the shingles that too many tenants' prompts hold.
 type Response struct {
 	sh     []uint64
 	own    *Prompt
-	common []int32 // positions in sh, any order
+	common map[uint64]bool
 }
 
-// NewResponse builds a Response; own may be nil (no logged prompt).
-func NewResponse(sh []uint64, own *Prompt, common []int32) *Response {
+// NewResponse builds a Response; own may be nil (no logged prompt), common
+// holds the hashes of the shingles the prompts of at least CommonTenants
+// tenants of the response's model hold (nil: none).
+func NewResponse(sh []uint64, own *Prompt, common map[uint64]bool) *Response {
 	return &Response{sh: sh, own: own, common: common}
+}
+
+// Shared appends to dst the shingles r shares with p that its own prompt
+// does not hold: those whose weight depends on how many tenants hold them.
+func (r *Response) Shared(p *Prompt, dst []uint64) []uint64 {
+	for _, h := range r.sh {
+		if p.Has(h) && (r.own == nil || !r.own.Has(h)) {
+			dst = append(dst, h)
+		}
+	}
+	return dst
 }
 
 // Measure computes the strength of the match between r and p.
@@ -127,23 +147,11 @@ func Measure(r *Response, p *Prompt) Strength {
 	if !found {
 		return Strength{}
 	}
-	// weight[i]: a shared shingle that carries weight.
+	// weight[i]: a shared shingle that carries weight, each on its own
+	// count (DESIGN: a shingle the prompts of common_tenants tenants hold).
 	weight := make([]bool, n)
 	for i, h := range r.sh {
-		weight[i] = shared[i] && (r.own == nil || !r.own.Has(h))
-	}
-	for _, c := range r.common {
-		if c < 0 || int(c) >= n || !shared[c] {
-			continue // not part of this match
-		}
-		// Within the stretch of shared shingles around c, up to
-		// WinnowWindow-1 positions either side: the text c stands for.
-		for i := int(c); i >= 0 && i > int(c)-WinnowWindow && shared[i]; i-- {
-			weight[i] = false
-		}
-		for i := int(c); i < n && i < int(c)+WinnowWindow && shared[i]; i++ {
-			weight[i] = false
-		}
+		weight[i] = shared[i] && (r.own == nil || !r.own.Has(h)) && !r.common[h]
 	}
 	var s Strength
 	all, rare := map[uint64]bool{}, map[uint64]bool{}

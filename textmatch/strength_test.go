@@ -34,22 +34,16 @@ func join(parts ...[]string) string {
 	return strings.Join(all, " ")
 }
 
-// commonAt is what the case would say of resp: the positions of its
-// fingerprints whose hash is in held (text many tenants' prompts hold).
-func commonAt(resp []uint64, held ...string) []int32 {
+// commonAt is what the case would say of resp: the shingles of held (text
+// many tenants' prompts hold), as a set of hashes.
+func commonAt(resp []uint64, held ...string) map[uint64]bool {
 	set := map[uint64]bool{}
 	for _, t := range held {
 		for _, h := range sh(t) {
 			set[h] = true
 		}
 	}
-	var out []int32
-	for _, p := range Winnow(resp, nil) {
-		if set[resp[p]] {
-			out = append(out, p)
-		}
-	}
-	return out
+	return set
 }
 
 func measure(response, ownPrompt, source string, common ...string) Strength {
@@ -137,9 +131,8 @@ func TestThresholdEdges(t *testing.T) {
 			}
 		})
 	}
-	// common_tenants' edge is where the fingerprint count meets it: the
-	// index marks a fingerprint common at >= common_tenants (evidence_13);
-	// here, the same run is strong unless its fingerprints are common.
+	// Here, the same run is strong unless its shingles are common (which
+	// ones are is counted in the case: TestCommonTenantsEdge in package sweep).
 	resp := sh(join(gen(1, 5), secret[0:16], gen(2, 5)))
 	src := NewPrompt(sh(join(secret)))
 	if s := Measure(NewResponse(resp, nil, nil), src); !s.Strong(incident.DefaultEvidence) {
@@ -147,6 +140,43 @@ func TestThresholdEdges(t *testing.T) {
 	}
 	if s := Measure(NewResponse(resp, nil, commonAt(resp, join(secret))), src); s.Rare != 0 || s.Run != 0 {
 		t.Errorf("common run: %+v, want no weight", s)
+	}
+}
+
+// TestCommonPhraseInsideCopy: a common phrase (one shingle many tenants'
+// prompts hold) inside a copied run takes the weight of that shingle only,
+// never of its neighbours: the run is cut there, and is strong when one side
+// is still long enough (at 2,000 tenants, an earlier rule that let a common
+// shingle take its neighbours' weight lost real copies).
+func TestCommonPhraseInsideCopy(t *testing.T) {
+	secret := gen(11, 40)
+	for _, tc := range []struct {
+		name      string
+		words, at int // copied words, offset of the common shingle in the copy
+		rare, run int
+		strong    bool
+	}{
+		{"no common shingle", 14, -1, 10, 14, true},
+		{"near the start: 8 shingles after it", 14, 1, 9, 12, true},
+		{"in the middle of 12 words: 3 and 4 shingles", 12, 3, 7, 8, false},
+		{"at the end", 12, 7, 7, 11, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			copied := secret[10 : 10+tc.words]
+			resp := sh(join(gen(1, 5), copied, gen(2, 5)))
+			var held []string
+			if tc.at >= 0 {
+				// The phrase among other words: only its own shingle is common.
+				held = append(held, join(gen(3, 6), copied[tc.at:tc.at+ShingleWords], gen(4, 6)))
+			}
+			s := Measure(NewResponse(resp, nil, commonAt(resp, held...)), NewPrompt(sh(join(secret))))
+			if s.Shingles != tc.words-ShingleWords+1 || s.Rare != tc.rare || s.Run != tc.run {
+				t.Errorf("got %+v, want shingles=%d rare=%d run=%d", s, tc.words-ShingleWords+1, tc.rare, tc.run)
+			}
+			if s.Strong(incident.DefaultEvidence) != tc.strong {
+				t.Errorf("%+v: strong=%v, want %v", s, s.Strong(incident.DefaultEvidence), tc.strong)
+			}
+		})
 	}
 }
 

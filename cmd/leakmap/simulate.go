@@ -74,8 +74,8 @@ func runSimulate(ctx context.Context, g *globalOptions, opts simulateOptions) er
 	w := g.stdout
 	fmt.Fprintf(w, "simulated %d requests (%d log lines, allocator %s, noise %t) into %s\n",
 		sum.Requests, sum.Lines, opts.cfg.Allocator, opts.cfg.Noise, opts.out)
-	fmt.Fprintf(w, "  triggers %d, exposures %d (%d cross-tenant, %d with leaked text), recipients %d, source tenants %d, replay warnings %d\n",
-		sum.Triggers, sum.TruthExposures, sum.CrossTenant, sum.ConfirmedTruth, sum.Recipients, sum.Sources, sum.ReplayWarnings)
+	fmt.Fprintf(w, "  triggers %d, exposures %d (%d cross-tenant, %d with leaked text, %d of them text-proven), recipients %d, source tenants %d, replay warnings %d\n",
+		sum.Triggers, sum.TruthExposures, sum.CrossTenant, sum.Copies, sum.ConfirmedTruth, sum.Recipients, sum.Sources, sum.ReplayWarnings)
 	r := sum.Real
 	if r.Incident == "" { // --canonical-only
 		fmt.Fprintf(w, "  logs:      %s\n  incident:  %s\n  tenants:   %s\n  truth:     %s\n",
