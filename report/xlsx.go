@@ -242,18 +242,31 @@ func writeSummarySheet(f *excelize.File, st *styles, d *caseData) error {
 	}
 	n := len(d.days) + 1
 	noVary := false
+	series := []excelize.ChartSeries{{
+		Name:       "'Per day'!$B$1",
+		Categories: fmt.Sprintf("'Per day'!$A$2:$A$%d", n),
+		Values:     fmt.Sprintf("'Per day'!$B$2:$B$%d", n),
+		Fill:       excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"B3261E"}},
+	}}
+	legend := excelize.ChartLegend{Position: "none"}
+	if sweptCase(d.days) {
+		// The sweep's leaking responses beside the affected requests, from
+		// the same Per day rows (report_daily.sql) as the page's dots.
+		series = append(series, excelize.ChartSeries{
+			Name:       "'Per day'!$E$1",
+			Categories: fmt.Sprintf("'Per day'!$A$2:$A$%d", n),
+			Values:     fmt.Sprintf("'Per day'!$E$2:$E$%d", n),
+			Fill:       excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"1D4E89"}},
+		})
+		legend = excelize.ChartLegend{Position: "top"}
+	}
 	// Below the table, so no viewer or printout draws it over the figures.
 	anchor, _ := excelize.CoordinatesToCellName(1, len(items)+4)
 	return f.AddChart(sh, anchor, &excelize.Chart{
-		Type: excelize.Col,
-		Series: []excelize.ChartSeries{{
-			Name:       "'Per day'!$B$1",
-			Categories: fmt.Sprintf("'Per day'!$A$2:$A$%d", n),
-			Values:     fmt.Sprintf("'Per day'!$B$2:$B$%d", n),
-			Fill:       excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"B3261E"}},
-		}},
+		Type:       excelize.Col,
+		Series:     series,
 		Title:      excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: catalog.Get("en").MustT("report.daily_chart_title")}}},
-		Legend:     excelize.ChartLegend{Position: "none"},
+		Legend:     legend,
 		VaryColors: &noVary,
 		XAxis:      excelize.ChartAxis{NumFmt: excelize.ChartNumFmt{CustomNumFmt: "mm-dd"}, Font: excelize.Font{Color: "333333", Size: 9}},
 		YAxis:      excelize.ChartAxis{MajorGridLines: true, Font: excelize.Font{Color: "333333", Size: 9}},
@@ -263,25 +276,46 @@ func writeSummarySheet(f *excelize.File, st *styles, d *caseData) error {
 
 // chartCache fills the Summary chart's cached values from the Per day rows:
 // excelize writes only the cell references, and a viewer that does not
-// recalculate (a previewer, a mail client) then draws no bars.
+// recalculate (a previewer, a mail client) then draws no bars. Series in
+// order: affected requests, then the sweep's leaking responses when swept.
 func chartCache(xml []byte, days []DayRow) []byte {
-	var cat, val strings.Builder
+	var cat strings.Builder
 	fmt.Fprintf(&cat, `<strCache><ptCount val="%d"></ptCount>`, len(days))
-	fmt.Fprintf(&val, `<numCache><formatCode>General</formatCode><ptCount val="%d"></ptCount>`, len(days))
 	for i, x := range days {
 		fmt.Fprintf(&cat, `<pt idx="%d"><v>%s</v></pt>`, i, x.Day.Format("01-02"))
-		fmt.Fprintf(&val, `<pt idx="%d"><v>%d</v></pt>`, i, x.AffectedRequests)
 	}
 	cat.WriteString(`</strCache></strRef></cat>`)
-	val.WriteString(`</numCache>`)
-	s := string(xml)
-	if i := strings.Index(s, "<cat><strRef><f>"); i >= 0 {
-		if j := strings.Index(s[i:], "</f></strRef></cat>"); j >= 0 {
-			end := i + j + len("</f></strRef></cat>")
-			s = s[:end-len("</strRef></cat>")] + cat.String() + s[end:]
+	values := func(v func(DayRow) int64) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<numCache><formatCode>General</formatCode><ptCount val="%d"></ptCount>`, len(days))
+		for i, x := range days {
+			fmt.Fprintf(&b, `<pt idx="%d"><v>%d</v></pt>`, i, v(x))
 		}
+		b.WriteString(`</numCache>`)
+		return b.String()
 	}
-	s = strings.Replace(s, "<numCache><formatCode></formatCode></numCache>", val.String(), 1)
+	vals := []string{values(func(x DayRow) int64 { return x.AffectedRequests })}
+	if sweptCase(days) {
+		vals = append(vals, values(func(x DayRow) int64 { return x.SweepLeaking }))
+	}
+	s := string(xml)
+	for from := 0; ; {
+		i := strings.Index(s[from:], "<cat><strRef><f>")
+		if i < 0 {
+			break
+		}
+		i += from
+		j := strings.Index(s[i:], "</f></strRef></cat>")
+		if j < 0 {
+			break
+		}
+		end := i + j + len("</f></strRef></cat>")
+		s = s[:end-len("</strRef></cat>")] + cat.String() + s[end:]
+		from = end - len("</strRef></cat>") + cat.Len()
+	}
+	for _, v := range vals {
+		s = strings.Replace(s, "<numCache><formatCode></formatCode></numCache>", v, 1)
+	}
 	return []byte(s)
 }
 
