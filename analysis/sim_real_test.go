@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,8 +93,15 @@ func TestRealLayoutsAgainstSimulation(t *testing.T) {
 			}
 			res, err := ingest.RunSources(ctx, real, nil, realSources(t, incR), ingest.Options{Join: ingest.JoinOptions{
 				RoomTolerance: incR.Join.RoomTolerance, GatewayTolerance: incR.Join.GatewayTolerance}})
-			if err != nil {
-				t.Fatal(err)
+			onlyTornLine(t, err)
+			damaged := 0
+			for _, f := range res.Files {
+				if f.Damage != "" {
+					damaged++
+				}
+			}
+			if damaged != sum.Real.TornLines || err == nil {
+				t.Errorf("%d damaged files (err %v), the simulator tore %d lines", damaged, err, sum.Real.TornLines)
 			}
 			outR := filepath.Join(dir, "out-real")
 			analyse(t, real, incR, outR)
@@ -304,9 +312,8 @@ func TestRealLayoutsOneRequestPerCall(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			if _, err := ingest.RunSources(ctx, db, nil, tc.srcs, ingest.Options{}); err != nil {
-				t.Fatal(err)
-			}
+			_, err = ingest.RunSources(ctx, db, nil, tc.srcs, ingest.Options{})
+			onlyTornLine(t, err)
 			out := t.TempDir()
 			analyse(t, db, inc, out)
 			got := csvtest.ReadColumn(t, filepath.Join(out, "affected_requests.csv"), "request_id")
@@ -330,5 +337,15 @@ func TestRealLayoutsOneRequestPerCall(t *testing.T) {
 			}
 			t.Logf("%d affected requests (truth %d)", len(got), len(truth))
 		})
+	}
+}
+
+// onlyTornLine fails unless err is nil or the damage of a torn last line:
+// the simulator tears the last line of one gateway export (its row intact
+// in the next), and ingest names that file as damaged (exit 3).
+func onlyTornLine(t *testing.T, err error) {
+	t.Helper()
+	if err != nil && (!errors.Is(err, ingest.ErrDamaged) || strings.Count(err.Error(), "(torn last line") != 1 || strings.Contains(err.Error(), "stream)")) {
+		t.Fatal(err)
 	}
 }

@@ -227,7 +227,7 @@ func readWholeDocuments(ctx context.Context, data []byte, m *Mapping, inst fileI
 			}
 			reason := "not JSON: " + err.Error()
 			if errors.Is(err, io.ErrUnexpectedEOF) {
-				reason = "not JSON: truncated"
+				reason = truncatedDocument // damaged (torn.go)
 			}
 			return s.reject(line, reason, rawText(bytes.TrimSpace(rest)))
 		}

@@ -394,8 +394,31 @@ func (l *loader) recheck(ctx context.Context, lines []int64, s sink) (bool, erro
 		return false, fmt.Errorf("%s: %w", l.fi.path, err)
 	}
 	defer rc.Close()
+	// The file's torn last line, if one of these, is rejected as the
+	// checked path rejects it (torn.go).
+	// Only the file's last line can be torn: the fast path loaded the
+	// lines after the last one judged here, if there are any.
+	end := &endReader{r: rc}
+	ts := newTornSink(s, end)
+	lr := newLineReader(end, l.fi.maxLine)
+	ok, err := l.recheckLines(ctx, lines, lr, ts)
+	if err != nil || !ok {
+		return ok, err
+	}
+	_, _, after := lr.next()
+	damage, err := tornOf(ts).finish(!errors.Is(after, io.EOF))
+	if err != nil {
+		return false, err
+	}
+	if l.fi.damage == "" {
+		l.fi.damage = damage
+	}
+	return true, nil
+}
+
+func (l *loader) recheckLines(ctx context.Context, lines []int64, lr *lineReader, s sink) (bool, error) {
 	judge := judgeJSONL(l.m, fileInstance{})
-	lr := newLineReader(rc, l.fi.maxLine)
+	var err error
 	var b []byte
 	var line int64
 	var long *longLineError

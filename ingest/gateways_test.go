@@ -96,16 +96,19 @@ func TestCloudflarePages(t *testing.T) {
 		`{"id":"r2","created_at":"2026-09-02T08:14:04Z","model":"glm-5.3","status_c`
 	p := writeFile(t, filepath.Join(dir, "rows.jsonl"), rows)
 	db = openCase(t)
-	res = run(t, db, []string{p}, Options{Preset: "cloudflare-aigw", Tenant: "acct_9"})
+	res, err := Run(context.Background(), db, nil, []string{p}, Options{Preset: "cloudflare-aigw", Tenant: "acct_9"})
+	if !errors.Is(err, ErrDamaged) {
+		t.Errorf("a torn last line: err %v, want the file damaged", err)
+	}
 	if res.Loaded != 1 || res.Rejected != 1 {
 		t.Errorf("rows: loaded %d rejected %d", res.Loaded, res.Rejected)
 	}
-	if n := count(t, db, `SELECT count(*) FROM rejected_rows WHERE line = 2 AND reason = 'not JSON: truncated'`); n != 1 {
+	if n := count(t, db, `SELECT count(*) FROM rejected_rows WHERE line = 2 AND reason = '`+tornLastLine+`: not JSON: truncated'`); n != 1 {
 		t.Error("the torn row is not rejected at its line")
 	}
 
 	// Without an account: refused whole, saying how to give one.
-	_, err := Run(context.Background(), openCase(t), nil, []string{pretty}, Options{Preset: "cloudflare-aigw"})
+	_, err = Run(context.Background(), openCase(t), nil, []string{pretty}, Options{Preset: "cloudflare-aigw"})
 	if !errors.Is(err, errs.ErrInput) || !strings.Contains(err.Error(), "every record lacks tenant_id") || !strings.Contains(err.Error(), "--tenant") {
 		t.Errorf("no account: %v", err)
 	}

@@ -1005,7 +1005,15 @@ func TestFastPathWithBadLines(t *testing.T) {
 				testForceChecked = force
 				defer func() { testForceChecked = false }()
 				db := openCase(t)
-				res, logs := runLogged(t, db, []string{p}, Options{})
+				// The file ends inside its last line: both paths reject it
+				// as torn, and the file is damaged (torn.go).
+				var logBuf bytes.Buffer
+				res, err := Run(context.Background(), db, slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})), []string{p}, Options{})
+				if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), p+" (torn last line)") || res.Files[0].Damage != "torn last line" {
+					t.Fatalf("Run: %v, want the file damaged by its torn last line", err)
+				}
+				checkReconciled(t, db, res)
+				logs := logBuf.String()
 				if !force && (strings.Contains(logs, "line by line") || !strings.Contains(logs, "could not judge")) {
 					t.Errorf("the file left the fast path:\n%s", logs)
 				}

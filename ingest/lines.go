@@ -196,6 +196,9 @@ func (r *damageReader) Read(p []byte) (int, error) {
 
 // damageOf is the damage of a stream openContentWith opened, nil if none.
 func damageOf(r io.Reader) *streamDamage {
+	if e, ok := r.(*endReader); ok {
+		r = e.r
+	}
 	if rc, ok := r.(*readCloser); ok && rc.dmg != nil {
 		return rc.dmg
 	}

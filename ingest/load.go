@@ -208,9 +208,18 @@ func readFile(ctx context.Context, fi *fileInfo, m *Mapping, prog *progress, ins
 		return fmt.Errorf("%s: %w", fi.path, err)
 	}
 	defer rc.Close()
-	err = readStream(ctx, rc, fi.format, fi.maxLine, m, inst, s)
+	end := &endReader{r: rc}
+	ts := newTornSink(s, end)
+	err = readStream(ctx, end, fi.format, fi.maxLine, m, inst, ts)
 	if d := damageOf(rc); d != nil && d.err != nil {
 		fi.damage = d.reason()
+	}
+	if err == nil {
+		var damage string
+		damage, err = tornOf(ts).finish(fi.damage != "")
+		if fi.damage == "" {
+			fi.damage = damage
+		}
 	}
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("%s: %w", fi.path, err)

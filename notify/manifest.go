@@ -25,9 +25,9 @@ import (
 
 // manifest is the isolation manifest, in memory.
 type manifest struct {
-	notices map[string]string // file -> owner key ("regulator" for the regulator)
+	notices map[string]string    // file -> owner key ("regulator" for the regulator)
 	numbers map[string]numberSet // file -> the numbers its own facts write
-	files   []string          // sorted
+	files   []string             // sorted
 	ids     map[digest][]idOwner
 	ownIDs  map[string][]idEntry // owner -> its identifiers
 	idKs    []int

@@ -89,6 +89,12 @@ func runSimulate(ctx context.Context, g *globalOptions, opts simulateOptions) er
 		r.GatewayRows, r.GatewayFiles, r.GatewayDuplicates, r.TornLines, r.PrefillRecords, r.DecodeRecords, r.EngineFiles,
 		r.LostPrefill, r.LostDecode, r.RoomRepeats, r.CutAtPrefill)
 	fmt.Fprintf(w, "next: leakmap run --incident %s --tenants %s --out OUT %s\n", sum.Incident, sum.Tenants, sum.Logs)
-	fmt.Fprintf(w, "  or, on the real layouts: leakmap run --incident %s --tenants %s --out OUT\n", r.Incident, sum.Tenants)
+	if r.TornLines > 0 {
+		// A torn last line makes its file damaged: run stops after ingest.
+		fmt.Fprintf(w, "  or, on the real layouts: leakmap run --incident %s --tenants %s --out OUT --keep-going\n", r.Incident, sum.Tenants)
+		fmt.Fprintf(w, "  (an export there ends in a torn line, its row intact in the next export: without --keep-going, run stops after ingest with exit 3)\n")
+	} else {
+		fmt.Fprintf(w, "  or, on the real layouts: leakmap run --incident %s --tenants %s --out OUT\n", r.Incident, sum.Tenants)
+	}
 	return nil
 }
