@@ -233,7 +233,9 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 	for _, seg := range segs {
 		w, lineOf, hits := c.ws[:0], c.lineOf[:0], c.hits[:0]
 		var units []unitInfo // generic identifiers standing alone, in this segment
+		var prose []bool     // per line: running text, where bare numbers are checked
 		for li, raw := range strings.Split(seg.text, "\n") {
+			prose = append(prose, seg.kind == segProse || seg.kind == segHeaders && len(raw) >= 8 && strings.EqualFold(raw[:8], "subject:"))
 			line := c.normLine(raw)
 			lw := splitWords(line)
 			units = append(units, c.lineUnits(line)...)
@@ -287,10 +289,10 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 				continue
 			}
 			// A generic identifier is matched only as a whole unit
-			// (unitHits), except an all-number one in the prose: there
-			// any number that is not one the notice writes itself is a
-			// hit (ownnumbers.go).
-			if c.m.generic[h.d] && (seg.kind != segProse || !allNumbers(w[h.pos:h.pos+h.k]) || own.covers(w[h.pos:h.pos+h.k])) {
+			// (unitHits), except an all-number one in running text (the
+			// body, the subject): there any number that is not one the
+			// notice writes itself is a hit (ownnumbers.go).
+			if c.m.generic[h.d] && (!prose[lineOf[h.pos]] || !allNumbers(w[h.pos:h.pos+h.k]) || own.covers(w[h.pos:h.pos+h.k])) {
 				continue
 			}
 			for _, o := range c.m.ids[h.d] {

@@ -76,6 +76,7 @@ func TestNumericRequestIDInProse(t *testing.T) {
 		{"foreign id in a sentence", func(p *parsedMail) {
 			p.text = strings.Replace(p.text, "WHAT HAPPENED", "WHAT HAPPENED\n\nYour request matched request 40417 of another customer.", 1)
 		}, "another tenant's request id"},
+		{"foreign id in the subject", func(p *parsedMail) { p.subject += " (request 77001)" }, "another tenant's request id"},
 		{"foreign id in html prose", func(p *parsedMail) { p.html += "<p>It came from request 77001, sent earlier.</p>" }, "another tenant's request id"},
 		{"foreign id that is a time's digits elsewhere", func(p *parsedMail) { p.text += "\nSee also 59 in our logs.\n" }, "another tenant's request id"},
 		{"foreign id in the attachment", func(p *parsedMail) { p.attachment += "40417,2026-09-01T10:00:00Z,exposed,confirmed,\n" }, "another tenant's request id"},

@@ -43,9 +43,15 @@ func TestCLI(t *testing.T) {
 		{"input-missing-log", []string{"-q", "ingest", "--db", filepath.Join(out, "missing.duckdb"), filepath.Join(example, "no-such.jsonl")}},
 		{"example-run", []string{"-q", "run", "--incident", filepath.Join(example, "incident.yaml"), "--tenants", filepath.Join(example, "tenants.csv"), "--out", filepath.Join(out, "example"), filepath.Join(example, "logs")}},
 		{"run-wording-one-language", []string{"-q", "run", "--incident", englishOnlyIncident(t, example, out), "--tenants", filepath.Join(example, "tenants.csv"), "--out", filepath.Join(out, "wording"), filepath.Join(example, "logs")}},
+		{"run-bad-directory-address", []string{"-q", "run", "--incident", filepath.Join(example, "incident.yaml"), "--tenants", badAddressDirectory(t, example, out), "--out", filepath.Join(out, "bad-address"), filepath.Join(example, "logs")}},
 	}
 	// What a case must leave on disk, beyond its output.
 	after := map[string]func(t *testing.T){
+		"run-bad-directory-address": func(t *testing.T) {
+			if _, err := os.Stat(filepath.Join(out, "bad-address")); !os.IsNotExist(err) {
+				t.Errorf("a run refused for its directory left its output folder (%v)", err)
+			}
+		},
 		// Refused before any work: not even the output folder is made.
 		"run-wording-one-language": func(t *testing.T) {
 			if entries, err := os.ReadDir(filepath.Join(out, "wording")); !os.IsNotExist(err) {
@@ -110,6 +116,22 @@ func englishOnlyIncident(t *testing.T, example, dir string) string {
 	}
 	data = append(data, "notices:\n  en:\n    consequences: Parts of prompts may have reached another customer.\n    measures_planned: [check the pool at every start]\n"...)
 	p := filepath.Join(dir, "incident-en-only.yaml")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// badAddressDirectory is the example's tenant directory with one address
+// that does not parse beside a good one: the directory is refused (exit 2).
+func badAddressDirectory(t *testing.T, example, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(example, "tenants.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), "dpo@globex.example;", "dpo at globex.example;", 1))
+	p := filepath.Join(dir, "tenants-bad-address.csv")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
