@@ -155,7 +155,10 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if inc.Notices.DeletionDeadline != nil {
 		deletion = *inc.Notices.DeletionDeadline
 	}
-	attachName := safeAttachmentName(inc.ID) + "-requests.csv"
+	// The attachment's name is a word the tenant reads: in its language.
+	attachName := func(c *catalog.Catalog) string {
+		return c.MustT("attachment.file_name", "id", safeAttachmentName(inc.ID))
+	}
 
 	// Tenant notices are independent: rendered, written and checked on one
 	// worker per CPU, each with its own checker (line caches); the manifest
@@ -172,7 +175,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 			DiscoveredAt: inc.DiscoveredAt, ContainedAt: inc.ContainedAt,
 			AsOf: asOf, DeletionDeadline: deletion,
 			Source: t.Source, Recipient: t.Recipient, SelfOnly: !t.Source && !t.Recipient,
-			Attachment: attachName,
+			Attachment: attachName(catalog.Get(tenantLanguage(dir, t.ID))),
 		}
 		row.Roles = rolesOf(t)
 		var to []mail.Address
@@ -194,7 +197,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		describeRequests(cat, &view, rows[t.ID], inc.WindowStart)
 		csvData := attachmentCSV(cat, rows[t.ID])
 		eml, msgID, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: to, ReplyTo: &replyTo, Date: asOf,
-			Lang: row.Language, Attachment: &attachment{Name: attachName, ContentType: "text/csv; charset=utf-8", Data: csvData}},
+			Lang: row.Language, Attachment: &attachment{Name: view.Attachment, ContentType: "text/csv; charset=utf-8", Data: csvData}},
 			func(supersedes bool) (rendered, error) {
 				view.Supersedes = supersedes
 				return render("tenant", row.Language, view)

@@ -50,7 +50,7 @@ func baseTenantView(t *testing.T, lang string, inc *incident.Incident) tenantVie
 	}
 	return tenantView{IncidentID: "WAI-2026-0908", ProviderName: "Example Inference SAS", Contact: "dpo@inference.example", ContactIsDPO: true,
 		Greeting: "Acme", WindowStart: gStart, WindowEnd: gEnd, DiscoveredAt: &gDisc, ContainedAt: &gEnd,
-		AsOf: testAsOf, DeletionDeadline: time.Date(2026, 9, 24, 0, 0, 0, 0, time.UTC), Attachment: "WAI-2026-0908-requests.csv",
+		AsOf: testAsOf, DeletionDeadline: time.Date(2026, 9, 24, 0, 0, 0, 0, time.UTC), Attachment: catalog.Get(lang).MustT("attachment.file_name", "id", "WAI-2026-0908"),
 		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken, MeasuresPlanned: w.MeasuresPlanned}
 }
 
@@ -67,6 +67,24 @@ func checkLegendOnce(t *testing.T, c *catalog.Catalog, name, text string, rows [
 		prefix := "- " + c.MustT("tenant.file.value", "value", v, "meaning", "")
 		if n := strings.Count(text, "\n"+prefix); n != 1 {
 			t.Errorf("%s.%s: %q is explained %d times, want once", name, c.Lang, v, n)
+		}
+	}
+	// The own-requests column: each value it holds is explained ("yes",
+	// "no" on affected rows; empty on exposed rows).
+	prefix := "\n- " + c.MustT("tenant.file.column", "name", c.MustT("attachment.own.name"), "meaning", "")
+	i := strings.Index(text, prefix)
+	if i < 0 {
+		t.Fatalf("%s.%s: the own-requests column is not explained", name, c.Lang)
+	}
+	line, _, _ := strings.Cut(text[i+len(prefix):], "\n")
+	for _, r := range rows {
+		want := c.MustT("role.exposed") // an empty cell, on an exposed row
+		if r.Role == "affected" {
+			want = map[bool]string{true: c.MustT("common.yes"), false: c.MustT("common.no")}[r.Own]
+		}
+		if !strings.Contains(line, want) && !(r.Role == "exposed" && !values[c.MustT("role.affected")]) {
+			t.Errorf("%s.%s: the own-requests column holds the value of an %s row (%q) and its explanation does not say it: %q", name, c.Lang, r.Role, want, line)
+			break
 		}
 	}
 }

@@ -191,8 +191,10 @@ func containsWord(s, v string) bool {
 // Words that only one of the languages uses, often: a notice holding one
 // of the other language's is not wholly in its own.
 var stopWords = map[string][]string{
-	"en": {"the", "of", "and", "to", "your", "our", "we", "you", "with", "which", "were", "was", "have", "has", "this", "that", "from", "by", "may", "been", "is", "are", "not", "it", "for", "at"},
-	"fr": {"le", "la", "les", "des", "du", "une", "vous", "nous", "avec", "dans", "est", "pour", "sur", "pas", "qui", "que", "aux", "été", "votre", "vos", "leur", "ont", "sont", "ces", "cette"},
+	"en": {"the", "of", "and", "to", "your", "our", "we", "you", "with", "which", "were", "was", "have", "has", "this", "that", "from", "by", "may", "been", "is", "are", "not", "it", "for", "at",
+		"requests", "customer", "customers", "evidence", "responses"}, // the last: content words, e.g. in a file name
+	"fr": {"le", "la", "les", "des", "du", "une", "vous", "nous", "avec", "dans", "est", "pour", "sur", "pas", "qui", "que", "aux", "été", "votre", "vos", "leur", "ont", "sont", "ces", "cette",
+		"requêtes", "données", "réponses", "clients"},
 }
 
 // checkOneLanguage: the decoded text part of every notice holds no stop

@@ -261,7 +261,7 @@ func TestSendDeliversEveryReadyNoticeOnce(t *testing.T) {
 			t.Errorf("%s: To %v", n.File, to)
 		}
 		csv := attachmentCSV(catalog.Get(n.Language), rows[n.TenantID])
-		if p.attachment != string(csv) || p.attachmentName != "WAI-2026-0908-requests.csv" {
+		if want := catalog.Get(n.Language).MustT("attachment.file_name", "id", "WAI-2026-0908"); p.attachment != string(csv) || p.attachmentName != want {
 			t.Errorf("%s: attachment %q (%s), want %q", n.File, p.attachment, p.attachmentName, csv)
 		}
 	}

@@ -41,7 +41,12 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 	v.RecipientTier, v.RecipientBreakdown, v.AffectedRequests = summarise(c, count["affected"])
 
 	for _, col := range []string{"request_id", "ts", "role", "tier", "own"} {
-		meaning := c.MustT("attachment."+col+".meaning", "yes", c.MustT("common.yes"))
+		var meaning string
+		if col == "own" {
+			meaning = ownMeaning(c, len(count["affected"]) > 0, len(count["exposed"]) > 0)
+		} else {
+			meaning = c.MustT("attachment." + col + ".meaning")
+		}
 		v.Columns = append(v.Columns, term{c.MustT("attachment." + col + ".name"), meaning})
 	}
 	roles := termGroup{Column: c.MustT("attachment.role.name")}
@@ -82,6 +87,20 @@ func tierTerms(c *catalog.Catalog, count map[string]map[string]int) termGroup {
 		}
 	}
 	return g
+}
+
+// ownMeaning explains the own-requests column for the rows the file has:
+// yes or no on affected rows, empty on exposed rows (it is said of the
+// responses the tenant received).
+func ownMeaning(c *catalog.Catalog, affected, exposed bool) string {
+	if !affected {
+		return c.MustT("attachment.own.exposed_only")
+	}
+	empty := ""
+	if exposed {
+		empty = c.MustT("attachment.own.empty", "exposed", c.MustT("role.exposed"))
+	}
+	return c.MustT("attachment.own.meaning", "yes", c.MustT("common.yes"), "no", c.MustT("common.no"), "empty", empty)
 }
 
 // summarise gives the strongest cross-tenant tier of one role's requests,

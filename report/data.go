@@ -171,11 +171,21 @@ func loadCase(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time
 	tlArgs := []any{timeArg(inc.LaunchedAt), inc.WindowStart, inc.WindowEnd, timeArg(inc.DiscoveredAt),
 		timeArg(inc.AwareAt), timeArg(inc.ContainedAt), asOf}
 	if err := scanAll(ctx, db, "report_timeline", tlArgs, func(r *sql.Rows) error {
+		// The query gives keys; the report's words are the catalogue's.
 		var e Event
-		err := r.Scan(&e.Event, &e.TS, &e.Source)
+		if err := r.Scan(&e.Event, &e.TS, &e.Source); err != nil {
+			return err
+		}
 		e.TS = e.TS.UTC()
+		var err error
+		if e.Event, err = reportCatalog().T("report.timeline.event." + e.Event); err != nil {
+			return err
+		}
+		if e.Source, err = reportCatalog().T("report.timeline.source." + e.Source); err != nil {
+			return err
+		}
 		d.timeline = append(d.timeline, e)
-		return err
+		return nil
 	}); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/internal/catalog"
+	"github.com/leakmap/leakmap/internal/filing"
 	"github.com/leakmap/leakmap/templates"
 )
 
@@ -64,7 +65,10 @@ type fmtItem struct {
 
 type pageData struct {
 	ID, Title, AsOf, Models string
-	Window                  string
+	WindowStart, WindowEnd  string
+	Lang, RegLang           string   // the page's language; the Regulator section's (the filing's)
+	RegColumns              []string // the Regulator section's column labels
+	FileList                string
 	Headline                []fmtItem
 	Summary                 []sumGroup
 	Tiers                   []TierRow
@@ -78,7 +82,32 @@ type pageData struct {
 	MapNote                 string
 	Tables                  []htmlTable
 	Files                   []string
+
+	cat, reg *catalog.Catalog
 }
+
+// T writes a message of the page's catalogue; R one of the Regulator
+// section's (the filing's language).
+func (p *pageData) T(key string, args ...any) (string, error) { return p.cat.T(key, args...) }
+
+// R writes a message of the Regulator section's catalogue.
+func (p *pageData) R(key string, args ...any) (string, error) { return p.reg.T(key, args...) }
+
+// RegValue writes a Regulator value as the filing's language groups
+// digits; times stay RFC 3339, as in the sheet.
+func (p *pageData) RegValue(v any) string {
+	if n, ok := v.(int64); ok {
+		return p.reg.Number(n)
+	}
+	return formatValue(v)
+}
+
+// reportLang is the language of the report (page and workbook): the
+// provider's internal document, in English. Its Regulator sheet and section
+// are in the filing's language (filing.Language), the regulator notice's.
+const reportLang = "en"
+
+func reportCatalog() *catalog.Catalog { return catalog.Get(reportLang) }
 
 // writeHTML renders report.html from the case data and capped queries of
 // the sheets' tables.
@@ -88,14 +117,15 @@ func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files 
 		return fmt.Errorf("report templates: %w", err)
 	}
 	s := d.summary
+	c, reg := reportCatalog(), catalog.Get(filing.Language(d.inc))
 	p := pageData{
 		ID: d.inc.ID, Title: d.inc.Title, AsOf: incident.FormatTime(d.asOf),
-		Window:    incident.FormatTime(d.inc.WindowStart) + " – " + incident.FormatTime(d.inc.WindowEnd),
+		WindowStart: incident.FormatTime(d.inc.WindowStart), WindowEnd: incident.FormatTime(d.inc.WindowEnd),
+		Lang: c.Lang, RegLang: reg.Lang, RegColumns: reg.List("sheet.columns"), cat: c, reg: reg,
 		Regulator: d.reg, Timeline: d.timeline, Tiers: d.tiers, Files: files,
-		DailySVG: template.HTML(dailyChart(d.days)), Swept: sweptCase(d.days),
+		FileList: strings.Join(files, c.MustT("common.list_sep")),
+		DailySVG: template.HTML(dailyChart(c, d.days)), Swept: sweptCase(d.days),
 	}
-	// The report is written in English; its words are the catalogue's.
-	c := catalog.Get("en")
 	p.Headline = []fmtItem{
 		{c.MustT("report.headline.affected_requests"), thousands(s.AffectedRequests), true},
 		{c.MustT("report.headline.recipient_tenants"), thousands(s.RecipientTenants), true},
@@ -112,14 +142,14 @@ func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files 
 		_, num := it.Value.(int64)
 		g.Items = append(g.Items, fmtItem{it.Label, formatValue(it.Value), num})
 	}
-	p.PromptSVG = template.HTML(promptChart(d))
+	p.PromptSVG = template.HTML(promptChart(c, d))
 	if d.series.Sampled {
 		p.PromptNote = c.MustT("report.prompt_note_sampled", "drawn", int64(len(d.series.Points)), "total", d.series.Total,
 			"triggers", d.series.Triggers, "every", max(1, d.series.Total/int64(maxPoints)), "slices", int64(seriesSlices))
 	} else {
 		p.PromptNote = c.MustT("report.prompt_note_all", "total", d.series.Total, "triggers", d.series.Triggers)
 	}
-	mapSVG, mapNote := tenantMap(d.tmap)
+	mapSVG, mapNote := tenantMap(c, d.tmap)
 	p.MapSVG, p.MapNote = template.HTML(mapSVG), mapNote
 	for i, tb := range append(evidenceTables(), ledgerTables()...) {
 		ht, err := htmlRows(ctx, db, tb, htmlRowCap[tb.sheet])
@@ -129,7 +159,7 @@ func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files 
 		ht.ID = fmt.Sprintf("table-%d", i+1)
 		p.Tables = append(p.Tables, ht)
 	}
-	return t.ExecuteTemplate(w, "page", p)
+	return t.ExecuteTemplate(w, "page", &p)
 }
 
 func htmlRows(ctx context.Context, db *sql.DB, tb table, limit int) (htmlTable, error) {

@@ -66,29 +66,29 @@ func regulatorFields(d *caseData) ([]RegField, error) {
 
 	add("times", "breach_start", inc.WindowStart, "")
 	add("times", "breach_end", inc.WindowEnd, "")
-	add("times", "first_affected", opt(f.FirstAffected), "case database")
-	add("times", "last_affected", opt(f.LastAffected), "case database")
+	add("times", "first_affected", opt(f.FirstAffected), c.MustT("sheet.basis_case"))
+	add("times", "last_affected", opt(f.LastAffected), c.MustT("sheet.basis_case"))
 	add("times", "discovery", opt(inc.DiscoveredAt), "")
 	add("times", "awareness", opt(inc.AwareAt), "Art. 33(1)")
 	add("times", "containment", opt(inc.ContainedAt), "")
 
 	add("nature", "breach_type", c.MustT("sheet.breach_type_value"), "Art. 33(3)(a)")
-	add("nature", "nature", c.MustT("sheet.nature_value", "models", strings.Join(inc.Models, ", ")), "Art. 33(3)(a)")
+	add("nature", "nature", c.MustT("sheet.nature_value", "models", strings.Join(inc.Models, c.MustT("common.list_sep"))), "Art. 33(3)(a)")
 	add("nature", "subject_categories", c.MustT("sheet.subject_categories_value"), "Art. 33(3)(a)")
 	add("nature", "subject_number", c.MustT("sheet.subject_number_value"), "Art. 33(3)(a)")
 	add("nature", "tenants_total", count(f.TenantsTotal), "Art. 33(3)(a)")
 	add("nature", "source_tenants", count(f.SourceTenants), "Art. 33(3)(a)")
 	add("nature", "recipient_tenants", count(f.RecipientTenants), "Art. 33(3)(a)")
-	add("nature", "data_categories", strings.Join(w.DataCategories, "; "), "Art. 33(3)(a)")
+	add("nature", "data_categories", strings.Join(w.DataCategories, c.MustT("common.list_sep")), "Art. 33(3)(a)")
 	add("nature", "exposed_requests", count(f.ExposedRequests), "Art. 33(3)(a)")
 	add("nature", "affected_requests", count(f.AffectedRequests), "Art. 33(3)(a)")
 	for _, t := range []struct {
 		tier string
 		n    int64
 	}{{"confirmed", f.Confirmed}, {"probable", f.Probable}, {"possible", f.Possible}} {
-		out = append(out, RegField{c.MustT("sheet.section.nature"), c.MustT("sheet.tier_exposures", "tier", c.MustT("tier."+t.tier)), t.n, "case database"})
+		out = append(out, RegField{c.MustT("sheet.section.nature"), c.MustT("sheet.tier_exposures", "tier", c.MustT("tier."+t.tier)), t.n, c.MustT("sheet.basis_case")})
 	}
-	add("nature", "self_exposures", count(f.SelfExposures), "case database")
+	add("nature", "self_exposures", count(f.SelfExposures), c.MustT("sheet.basis_case"))
 
 	add("consequences", "consequences", w.Consequences, "Art. 33(3)(c)")
 	add("measures", "measures_taken", strings.Join(w.MeasuresTaken, "\n"), "Art. 33(3)(d)")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/catalog"
 )
 
 // Charts are built as SVG text here, from the same rows the workbook
@@ -49,7 +50,7 @@ func (s timeScale) x(t time.Time) float64 {
 // promptChart draws prompt length (log scale) over time for the in-scope
 // models, the prefill pool threshold(s) as step lines, and the exposure
 // window shaded.
-func promptChart(d *caseData) string {
+func promptChart(c *catalog.Catalog, d *caseData) string {
 	const W, H, ml, mr, mt, mb = 1000.0, 420.0, 64.0, 150.0, 28.0, 44.0
 	inc := d.inc
 	pts := d.series.Points
@@ -82,18 +83,18 @@ func promptChart(d *caseData) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-labelledby="pl-title" class="chart" id="chart-prompt">`, W, H)
-	fmt.Fprintf(&b, `<title id="pl-title">Prompt length over time, %s, log scale</title>`, esc(strings.Join(inc.Models, ", ")))
+	fmt.Fprintf(&b, `<title id="pl-title">%s</title>`, esc(c.MustT("report.chart.prompt_title", "models", strings.Join(inc.Models, c.MustT("common.list_sep")))))
 	// Exposure window.
 	wx0, wx1 := xs.x(inc.WindowStart), xs.x(inc.WindowEnd)
 	fmt.Fprintf(&b, `<rect class="window" x="%s" y="%s" width="%s" height="%s" fill="#fdecea"/>`, f1(wx0), f1(mt), f1(wx1-wx0), f1(H-mb-mt))
-	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#8a1c1c">exposure window</text>`, f1(wx0+4), f1(mt+12))
+	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#8a1c1c">%s</text>`, f1(wx0+4), f1(mt+12), esc(c.MustT("report.chart.window")))
 	// Decades.
 	for k := 0.0; k <= decades; k++ {
 		yy := y(math.Pow(10, k))
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#ddd"/>`, f1(ml), f1(W-mr), f1(yy), f1(yy))
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">%s</text>`, f1(ml-6), f1(yy+4), compact(math.Pow(10, k)))
 	}
-	timeAxis(&b, xs, H-mb, mt)
+	timeAxis(c, &b, xs, H-mb, mt)
 	// Incident times as dashed markers, labelled horizontally in rows below
 	// the top of the plot: a label goes in the first row where it does not
 	// run into the one before, so close events ("aware", "contained" four
@@ -102,7 +103,7 @@ func promptChart(d *caseData) string {
 	for _, m := range []struct {
 		label string
 		t     *time.Time
-	}{{"discovered", inc.DiscoveredAt}, {"aware", inc.AwareAt}, {"contained", inc.ContainedAt}} {
+	}{{c.MustT("report.chart.discovered"), inc.DiscoveredAt}, {c.MustT("report.chart.aware"), inc.AwareAt}, {c.MustT("report.chart.contained"), inc.ContainedAt}} {
 		if m.t == nil || m.t.Before(t0) || m.t.After(t1) {
 			continue
 		}
@@ -169,7 +170,8 @@ func promptChart(d *caseData) string {
 		used++
 		return c
 	}
-	line := func(text, sub string, steps []step, dash string) {
+	// key names the label's message ({tokens}: the last step's pool); none: no label.
+	line := func(key, sub string, steps []step, dash string) {
 		for i, s := range steps {
 			x0, x1 := xs.x(s.from), xs.x(t1)
 			if i+1 < len(steps) {
@@ -183,23 +185,23 @@ func promptChart(d *caseData) string {
 					f1(x0), f1(y(float64(steps[i-1].tokens))), f1(yy), colourOf(s.tokens), dash)
 			}
 		}
-		if text != "" {
+		if key != "" {
 			last := steps[len(steps)-1]
-			labels = append(labels, label{text + " " + thousands(last.tokens), sub, colourOf(last.tokens), y(float64(last.tokens)) + 4})
+			labels = append(labels, label{c.MustT(key, "tokens", last.tokens), sub, colourOf(last.tokens), y(float64(last.tokens)) + 4})
 		}
 	}
 	if inc.Capacity.MaxContextTokens > 0 {
 		colour[inc.Capacity.MaxContextTokens] = "#777"
-		line("max context", "", []step{{t0, inc.Capacity.MaxContextTokens}}, ` stroke-dasharray="6 4"`)
+		line("report.chart.max_context", "", []step{{t0, inc.Capacity.MaxContextTokens}}, ` stroke-dasharray="6 4"`)
 	}
-	line("prefill pool", "default", []step{{t0, inc.Capacity.PrefillPoolTokens}}, "")
+	line("report.chart.prefill_pool", c.MustT("report.chart.default_pool"), []step{{t0, inc.Capacity.PrefillPoolTokens}}, "")
 	groups := groupSteps(prefillSteps(inc, t0, d.scopeInstances))
 	// One label per pool size the hosts reached, naming the hosts.
 	levelHosts := map[int64][]string{}
 	var levels []int64
 	for i, g := range groups {
 		if i == 5 {
-			labels = append(labels, label{fmt.Sprintf("and %d more pool lines", len(groups)-5), "", "#1f5fa8", H - mb})
+			labels = append(labels, label{c.MustT("report.chart.more_pools", "n", len(groups)-5), "", "#1f5fa8", H - mb})
 			break
 		}
 		line("", "", g.steps, ` stroke-dasharray="3 2"`)
@@ -219,11 +221,11 @@ func promptChart(d *caseData) string {
 	}
 	for _, lv := range levels {
 		hosts := levelHosts[lv]
-		sub := "on " + strings.Join(hosts, ", ")
+		sub := c.MustT("report.chart.on_hosts", "hosts", strings.Join(hosts, c.MustT("common.list_sep")))
 		if len(hosts) > 3 {
-			sub = fmt.Sprintf("on %d hosts (%s, ...)", len(hosts), hosts[0])
+			sub = c.MustT("report.chart.on_many_hosts", "n", len(hosts), "first", hosts[0])
 		}
-		labels = append(labels, label{"pool " + thousands(lv), sub, colourOf(lv), y(float64(lv)) + 4})
+		labels = append(labels, label{c.MustT("report.chart.pool", "tokens", lv), sub, colourOf(lv), y(float64(lv)) + 4})
 	}
 	sort.SliceStable(labels, func(i, j int) bool { return labels[i].y < labels[j].y })
 	for i := 1; i < len(labels); i++ {
@@ -241,10 +243,10 @@ func promptChart(d *caseData) string {
 	}
 	// Axes frame and legend.
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#999"/>`, f1(ml), f1(mt), f1(W-mr-ml), f1(H-mb-mt))
-	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#444">prompt tokens (log)</text>`, f1(4), f1(mt-10))
+	fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#444">%s</text>`, f1(4), f1(mt-10), esc(c.MustT("report.chart.y_axis")))
 	if d.series.Sampled {
-		fmt.Fprintf(&b, `<text class="sampled" x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">sampled: %s of %s requests drawn (all %s affected)</text>`,
-			f1(W-mr), f1(mt-10), thousands(int64(len(pts))), thousands(d.series.Total), thousands(d.series.Triggers))
+		fmt.Fprintf(&b, `<text class="sampled" x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">%s</text>`,
+			f1(W-mr), f1(mt-10), esc(c.MustT("report.chart.sampled", "drawn", int64(len(pts)), "total", d.series.Total, "triggers", d.series.Triggers)))
 	}
 	return b.String() + "</svg>"
 }
@@ -332,7 +334,7 @@ func groupSteps(in []instSteps) []instSteps {
 }
 
 // timeAxis draws day ticks (or fewer, for long ranges) along the bottom.
-func timeAxis(b *strings.Builder, xs timeScale, yBase, yTop float64) {
+func timeAxis(c *catalog.Catalog, b *strings.Builder, xs timeScale, yBase, yTop float64) {
 	days := xs.t1.Sub(xs.t0).Hours() / 24
 	stepDays := 1
 	for float64(stepDays)*14 < days {
@@ -359,17 +361,17 @@ func timeAxis(b *strings.Builder, xs timeScale, yBase, yTop float64) {
 		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#eee"/>`, f1(x), f1(x), f1(yTop), f1(yBase))
 		fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" text-anchor="middle" fill="#444">%s</text>`, f1(x), f1(yBase+16), t.Format("01-02"))
 	}
-	fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">UTC</text>`, f1(xs.x1), f1(yBase+32))
+	fmt.Fprintf(b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#444">%s</text>`, f1(xs.x1), f1(yBase+32), esc(c.MustT("report.chart.utc")))
 }
 
 // dailyChart draws affected requests per UTC day as bars and, when the
 // case was swept, the sweep's leaking responses as dots beside them: where
 // the threshold explains the leak, and where it does not.
-func dailyChart(days []DayRow) string {
+func dailyChart(c *catalog.Catalog, days []DayRow) string {
 	const W, H, ml, mr, mt, mb = 1000.0, 260.0, 64.0, 20.0, 20.0, 44.0
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-labelledby="pd-title" class="chart" id="chart-daily">`, W, H)
-	b.WriteString(`<title id="pd-title">Affected requests per day (UTC)</title>`)
+	fmt.Fprintf(&b, `<title id="pd-title">%s</title>`, esc(c.MustT("report.daily_chart_title")))
 	var top int64
 	for _, d := range days {
 		top = max(top, d.AffectedRequests, d.SweepLeaking)
@@ -387,9 +389,9 @@ func dailyChart(days []DayRow) string {
 	for i, d := range days {
 		x := ml + bw*float64(i)
 		h := y(0) - y(float64(d.AffectedRequests))
-		fmt.Fprintf(&b, `<rect class="bar" data-day="%s" data-value="%d" x="%s" y="%s" width="%s" height="%s" fill="#b3261e"><title>%s: %s affected requests</title></rect>`,
+		fmt.Fprintf(&b, `<rect class="bar" data-day="%s" data-value="%d" x="%s" y="%s" width="%s" height="%s" fill="#b3261e"><title>%s</title></rect>`,
 			d.Day.Format("2006-01-02"), d.AffectedRequests, f1(x+bw*0.15), f1(y(float64(d.AffectedRequests))), f1(bw*0.7), f1(h),
-			d.Day.Format("2006-01-02"), thousands(d.AffectedRequests))
+			esc(c.MustT("report.chart.day_affected", "day", d.Day.Format("2006-01-02"), "n", d.AffectedRequests)))
 		if d.AffectedRequests > 0 && len(days) <= 40 {
 			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="10" text-anchor="middle" fill="#222">%s</text>`, f1(x+bw/2), f1(y(float64(d.AffectedRequests))-3), thousands(d.AffectedRequests))
 		}
@@ -397,13 +399,13 @@ func dailyChart(days []DayRow) string {
 			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="middle" fill="#444">%s</text>`, f1(x+bw/2), f1(H-mb+16), d.Day.Format("01-02"))
 		}
 		if d.SweepRan {
-			fmt.Fprintf(&b, `<circle class="sweep" data-day="%s" data-value="%d" cx="%s" cy="%s" r="4" fill="#1d4e89"><title>%s: %s leaking responses found by the sweep</title></circle>`,
-				d.Day.Format("2006-01-02"), d.SweepLeaking, f1(x+bw/2), f1(y(float64(d.SweepLeaking))), d.Day.Format("2006-01-02"), thousands(d.SweepLeaking))
+			fmt.Fprintf(&b, `<circle class="sweep" data-day="%s" data-value="%d" cx="%s" cy="%s" r="4" fill="#1d4e89"><title>%s</title></circle>`,
+				d.Day.Format("2006-01-02"), d.SweepLeaking, f1(x+bw/2), f1(y(float64(d.SweepLeaking))), esc(c.MustT("report.chart.day_sweep", "day", d.Day.Format("2006-01-02"), "n", d.SweepLeaking)))
 		}
 	}
 	if len(days) > 0 && days[0].SweepRan {
-		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="10" height="10" fill="#b3261e"/><text x="%s" y="%s" font-size="11" fill="#444">affected requests</text>`, f1(W-mr-290), f1(mt-14), f1(W-mr-276), f1(mt-5))
-		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="4" fill="#1d4e89"/><text x="%s" y="%s" font-size="11" fill="#444">leaking responses (sweep)</text>`, f1(W-mr-150), f1(mt-9), f1(W-mr-142), f1(mt-5))
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="10" height="10" fill="#b3261e"/><text x="%s" y="%s" font-size="11" fill="#444">%s</text>`, f1(W-mr-290), f1(mt-14), f1(W-mr-276), f1(mt-5), esc(c.MustT("report.chart.legend_affected")))
+		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="4" fill="#1d4e89"/><text x="%s" y="%s" font-size="11" fill="#444">%s</text>`, f1(W-mr-150), f1(mt-9), f1(W-mr-142), f1(mt-5), esc(c.MustT("report.chart.legend_sweep")))
 	}
 	fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#999"/>`, f1(ml), f1(W-mr), f1(y(0)), f1(y(0)))
 	return b.String() + "</svg>"
@@ -433,14 +435,13 @@ const (
 
 // tenantMap draws a matrix: one row per recipient tenant, one column per
 // source tenant, each cell coloured by the strongest tier.
-func tenantMap(rows []MapRow) (svg string, note string) {
+func tenantMap(c *catalog.Catalog, rows []MapRow) (svg string, note string) {
 	recips, srcs := topTenants(rows, func(m MapRow) string { return m.Recipient }, mapMaxRecipients),
 		topTenants(rows, func(m MapRow) string { return m.Source }, mapMaxSources)
 	ri, si := index(recips), index(srcs)
 	nr, ns := countDistinct(rows, func(m MapRow) string { return m.Recipient }), countDistinct(rows, func(m MapRow) string { return m.Source })
 	if len(recips) < nr || len(srcs) < ns {
-		note = fmt.Sprintf("Showing the %d of %d recipient tenants and %d of %d source tenants with the most exposures; the Exposures sheet has them all.",
-			len(recips), nr, len(srcs), ns)
+		note = c.MustT("report.page.tenant_map_capped", "recipients", len(recips), "all_recipients", nr, "sources", len(srcs), "all_sources", ns)
 	}
 	const cell, ml0, mt0 = 18.0, 8.0, 8.0
 	labelW := 8.0 + 7*float64(maxLen(recips))
@@ -451,7 +452,7 @@ func tenantMap(rows []MapRow) (svg string, note string) {
 	W = math.Max(W, 520)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" role="img" aria-labelledby="tm-title" class="chart" id="chart-tenants">`, W, H, W)
-	b.WriteString(`<title id="tm-title">Tenant exposure map: recipient tenants (rows) and their source tenants (columns), by strongest tier</title>`)
+	fmt.Fprintf(&b, `<title id="tm-title">%s</title>`, esc(c.MustT("report.chart.map_title")))
 	for i, r := range recips {
 		yy := mt + cell*float64(i)
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#222">%s</text>`, f1(ml-4), f1(yy+cell-5), esc(r))
@@ -470,10 +471,10 @@ func tenantMap(rows []MapRow) (svg string, note string) {
 			continue
 		}
 		x, yy := ml+cell*float64(j)+1, mt+cell*float64(i)+1
-		tip := fmt.Sprintf("%s → %s: %s, %s exposures", m.Source, m.Recipient, m.Tier, thousands(m.Exposures))
+		tip := c.MustT("report.chart.map_cell", "source", m.Source, "recipient", m.Recipient, "tier", c.MustT("tier."+m.Tier), "n", m.Exposures)
 		if m.SelfExposure {
-			fmt.Fprintf(&b, `<rect class="cell self" x="%s" y="%s" width="%s" height="%s" fill="#fff" stroke="#777" stroke-dasharray="2 1"><title>%s (self-exposure, not a leak)</title></rect>`,
-				f1(x), f1(yy), f1(cell-2), f1(cell-2), esc(tip))
+			fmt.Fprintf(&b, `<rect class="cell self" x="%s" y="%s" width="%s" height="%s" fill="#fff" stroke="#777" stroke-dasharray="2 1"><title>%s</title></rect>`,
+				f1(x), f1(yy), f1(cell-2), f1(cell-2), esc(c.MustT("report.chart.map_self", "cell", tip)))
 			continue
 		}
 		fmt.Fprintf(&b, `<rect class="cell" data-recipient="%s" data-source="%s" data-tier="%s" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
@@ -482,11 +483,11 @@ func tenantMap(rows []MapRow) (svg string, note string) {
 	// Legend.
 	lx, ly := ml, mt+cell*float64(len(recips))+18
 	for _, t := range []string{"confirmed", "probable", "possible"} {
-		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="12" height="12" fill="%s"/><text x="%s" y="%s" font-size="11" fill="#222">%s</text>`, f1(lx), f1(ly), tierColor[t], f1(lx+16), f1(ly+10), t)
+		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="12" height="12" fill="%s"/><text x="%s" y="%s" font-size="11" fill="#222">%s</text>`, f1(lx), f1(ly), tierColor[t], f1(lx+16), f1(ly+10), esc(c.MustT("tier."+t)))
 		lx += 90
 	}
-	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="12" height="12" fill="#fff" stroke="#777" stroke-dasharray="2 1"/><text x="%s" y="%s" font-size="11" fill="#222">self (not a leak)</text>`, f1(lx), f1(ly), f1(lx+16), f1(ly+10))
-	fmt.Fprintf(&b, `<text x="4" y="%s" font-size="10" fill="#555">rows: recipients · columns: sources</text>`, f1(mt0+6))
+	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="12" height="12" fill="#fff" stroke="#777" stroke-dasharray="2 1"/><text x="%s" y="%s" font-size="11" fill="#222">%s</text>`, f1(lx), f1(ly), f1(lx+16), f1(ly+10), esc(c.MustT("report.chart.map_legend_self")))
+	fmt.Fprintf(&b, `<text x="4" y="%s" font-size="10" fill="#555">%s</text>`, f1(mt0+6), esc(c.MustT("report.chart.map_axes")))
 	return b.String() + "</svg>", note
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
-	"github.com/leakmap/leakmap/internal/catalog"
 )
 
 // kind is how a column is typed in the workbook and the page.
@@ -144,7 +143,7 @@ func summaryItems(d *caseData) []SumItem {
 	var out []SumItem
 	add := func(g, l string, v any) { out = append(out, SumItem{g, l, v}) }
 	// The report is written in English; its labels are the catalogue's.
-	c := catalog.Get("en")
+	c := reportCatalog()
 	lbl := func(k string) string { return c.MustT("report.summary." + k) }
 	add(lbl("incident"), lbl("incident"), inc.ID)
 	add(lbl("incident"), lbl("title"), inc.Title)

@@ -98,7 +98,7 @@ func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string) er
 	// Fixed document times make two runs with the same as_of identical.
 	stamp := d.asOf.UTC().Format(time.RFC3339)
 	if err := f.SetDocProps(&excelize.DocProperties{Creator: "leakmap", LastModifiedBy: "leakmap",
-		Title: "leakmap case report " + d.inc.ID, Created: stamp, Modified: stamp, Language: "en"}); err != nil {
+		Title: reportCatalog().MustT("report.page.title", "id", d.inc.ID), Created: stamp, Modified: stamp, Language: reportLang}); err != nil {
 		return fmt.Errorf("workbook properties: %w", err)
 	}
 	if err := f.SetSheetName("Sheet1", "Summary"); err != nil {
@@ -265,7 +265,7 @@ func writeSummarySheet(f *excelize.File, st *styles, d *caseData) error {
 	return f.AddChart(sh, anchor, &excelize.Chart{
 		Type:       excelize.Col,
 		Series:     series,
-		Title:      excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: catalog.Get("en").MustT("report.daily_chart_title")}}},
+		Title:      excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: reportCatalog().MustT("report.daily_chart_title")}}},
 		Legend:     legend,
 		VaryColors: &noVary,
 		XAxis:      excelize.ChartAxis{NumFmt: excelize.ChartNumFmt{CustomNumFmt: "mm-dd"}, Font: excelize.Font{Color: "333333", Size: 9}},
