@@ -3,13 +3,16 @@ package report
 import (
 	"bufio"
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/leakmap/leakmap/analysis"
 	"github.com/leakmap/leakmap/casedb"
@@ -23,7 +26,9 @@ import (
 // reused by later runs; building it is not timed. peak-rss-MB is the
 // process's peak resident memory during the timed part (DuckDB included).
 // LEAKMAP_BENCH_SIM=DIR loads an existing simulated case (leakmap simulate
-// --out DIR, read only) instead of simulating one.
+// --out DIR, read only) instead of simulating one; when DIR also holds an
+// ingested case.duckdb (and .ingested, as scripts/bench-analysis leaves
+// it), that database is copied and analysed instead of ingesting the logs.
 //
 //	LEAKMAP_BENCH_REQUESTS=10000000 LEAKMAP_BENCH_DIR=/tmp/bench10m \
 //	  go test -tags duckdb_arrow -run '^$' -bench BenchmarkReport -benchtime 1x ./report/
@@ -56,7 +61,15 @@ func BenchmarkReport(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		loadClean(b, ctx, simDir, dbPath+".tmp")
+		if ingested := filepath.Join(simDir, "case.duckdb"); os.Getenv("LEAKMAP_BENCH_SIM") != "" && fileExists(filepath.Join(simDir, ".ingested")) {
+			// The coordinator's ingested case (scripts/bench-analysis's
+			// layout): copied, not re-ingested (10M rows take minutes).
+			if err := copyFile(ingested, dbPath+".tmp"); err != nil {
+				b.Fatal(err)
+			}
+		} else {
+			loadClean(b, ctx, simDir, dbPath+".tmp")
+		}
 		db, err := casedb.Open(ctx, dbPath+".tmp")
 		if err != nil {
 			b.Fatal(err)
@@ -85,6 +98,7 @@ func BenchmarkReport(b *testing.B) {
 	var requests, exposures int64
 	db.QueryRow("SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM exposures)").Scan(&requests, &exposures)
 	resetPeakRSS()
+	cpu0 := cpuTime()
 	out := filepath.Join(b.TempDir(), "out")
 	var res *Result
 	b.ResetTimer()
@@ -94,6 +108,9 @@ func BenchmarkReport(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	user, sys := cpuTime().sub(cpu0)
+	b.ReportMetric(user, "cpu-user-s") // the machine is shared: CPU time beside wall time
+	b.ReportMetric(sys, "cpu-sys-s")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MB")
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -109,6 +126,41 @@ func BenchmarkReport(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(size)/(1<<20), "output-MB")
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+type rusage struct{ user, sys time.Duration }
+
+// cpuTime is the process's CPU time so far (all threads, DuckDB's included).
+func cpuTime() rusage {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return rusage{time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())}
+}
+
+func (r rusage) sub(from rusage) (user, sys float64) {
+	return (r.user - from.user).Seconds(), (r.sys - from.sys).Seconds()
 }
 
 // resetPeakRSS starts a new peak-RSS measurement (Linux: clear_refs 5).

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	kflate "github.com/klauspost/compress/flate"
 	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/internal/filing"
@@ -119,10 +119,14 @@ func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string) er
 	// Before the streamed sheets: SetActiveSheet reads every sheet back,
 	// which for a streamed sheet means parsing all of it into memory.
 	f.SetActiveSheet(0)
+	var tables []*streamedTable
+	defer func() { removeParts(tables) }()
 	for _, t := range append(evidenceTables(), ledgerTables()...) {
-		if err := streamTable(ctx, f, st, db, t); err != nil {
+		tb, err := layoutTable(ctx, f, st, db, t)
+		if err != nil {
 			return fmt.Errorf("%s sheet: %w", t.sheet, err)
 		}
+		tables = append(tables, tb)
 	}
 	tmp := path + ".tmp"
 	defer os.Remove(tmp)
@@ -137,7 +141,18 @@ func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string) er
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return sortZip(tmp, path, d.asOf, func(name string, data []byte) []byte {
+	zr, err := zip.OpenReader(tmp)
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	if err := findParts(&zr.Reader, tables); err != nil {
+		return err
+	}
+	if err := fillTables(ctx, db, st, tables, filepath.Dir(path)); err != nil {
+		return err
+	}
+	return sortZip(&zr.Reader, path, d.asOf, partsByEntry(tables), func(name string, data []byte) []byte {
 		if name == "xl/charts/chart1.xml" {
 			return chartCache(data, d.days)
 		}
@@ -406,125 +421,11 @@ func writePerDaySheet(f *excelize.File, st *styles, d *caseData) error {
 	return nil
 }
 
-// streamTable streams a table's query into one sheet, or several when it
-// has more rows than a sheet holds.
-func streamTable(ctx context.Context, f *excelize.File, st *styles, db *sql.DB, t table) error {
-	var total int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ("+t.sql+")").Scan(&total); err != nil {
-		return err
-	}
-	parts := max(1, (total+maxSheetRows-1)/maxSheetRows)
-	names := make([]string, parts)
-	for p := range names {
-		names[p] = t.sheet
-		if p > 0 {
-			names[p] = fmt.Sprintf("%s (%d)", t.sheet, p+1)
-		}
-	}
-	cells := make([]any, len(t.cols))
-	hdr := make([]any, len(t.cols))
-	for i, c := range t.cols {
-		hdr[i] = excelize.Cell{StyleID: st.header, Value: c.name}
-	}
-	lastCol, _ := excelize.ColumnNumberToName(len(t.cols))
-	var sw *excelize.StreamWriter
-	part, row := -1, 0 // the sheet being written, and its last row written
-	// next starts the next sheet of the table: filter, print setup, widths,
-	// frozen header.
-	next := func() error {
-		if sw != nil {
-			if err := sw.Flush(); err != nil {
-				return err
-			}
-		}
-		part++
-		if part == len(names) {
-			return fmt.Errorf("more rows than the %d counted", total)
-		}
-		name := names[part]
-		if _, err := f.NewSheet(name); err != nil {
-			return err
-		}
-		n := min(maxSheetRows, total-part*maxSheetRows)
-		// The filter must be on the worksheet before streaming starts:
-		// the stream writer writes the sheet's other parts as they are then.
-		if err := f.AutoFilter(name, fmt.Sprintf("A1:%s%d", lastCol, max(n+1, 2)), nil); err != nil {
-			return err
-		}
-		widths := make([]float64, len(t.cols))
-		for i, c := range t.cols {
-			widths[i] = c.width
-		}
-		if err := printSetup(f, name, widths...); err != nil {
-			return err
-		}
-		var err error
-		if sw, err = f.NewStreamWriter(name); err != nil {
-			return err
-		}
-		for i, c := range t.cols {
-			if err := sw.SetColWidth(i+1, i+1, c.width); err != nil {
-				return err
-			}
-		}
-		if err := sw.SetPanes(frozenHeader()); err != nil {
-			return err
-		}
-		row = 1
-		return sw.SetRow("A1", hdr)
-	}
-	if err := next(); err != nil {
-		return err
-	}
-	written := 0
-	err := arrowQuery(ctx, db, t.sql, func(rec arrow.RecordBatch) error {
-		if int(rec.NumCols()) != len(t.cols) {
-			return fmt.Errorf("query gives %d columns, the sheet has %d", rec.NumCols(), len(t.cols))
-		}
-		for r := 0; r < int(rec.NumRows()); r++ {
-			if row-1 == maxSheetRows {
-				if err := next(); err != nil {
-					return err
-				}
-			}
-			for i, c := range t.cols {
-				v, err := arrowValue(rec.Column(i), r)
-				if err != nil {
-					return fmt.Errorf("column %s: %w", c.name, err)
-				}
-				if s := st.forKind(c.kind); s != 0 && v != nil {
-					cells[i] = excelize.Cell{StyleID: s, Value: v}
-				} else {
-					cells[i] = v
-				}
-			}
-			row++
-			cell, _ := excelize.CoordinatesToCellName(1, row)
-			if err := sw.SetRow(cell, cells); err != nil {
-				return err
-			}
-			written++
-		}
-		return ctx.Err()
-	})
-	if err != nil {
-		return err
-	}
-	if written != total {
-		return fmt.Errorf("wrote %d rows, the query counted %d", written, total)
-	}
-	return sw.Flush()
-}
-
 // sortZip copies the workbook's zip entries, still compressed, in a fixed
 // order and dated stamp: excelize writes streamed sheets in map order,
-// which differs from run to run, and leaves entry dates at zero.
-func sortZip(from, to string, stamp time.Time, rewrite func(name string, data []byte) []byte) error {
-	r, err := zip.OpenReader(from)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+// which differs from run to run, and leaves entry dates at zero. The
+// streamed sheets' entries are replaced by their parts, which hold the rows.
+func sortZip(r *zip.Reader, to string, stamp time.Time, parts map[string]*streamedPart, rewrite func(name string, data []byte) []byte) error {
 	files := append([]*zip.File(nil), r.File...)
 	sort.SliceStable(files, func(i, j int) bool {
 		a, b := files[i].Name, files[j].Name
@@ -539,7 +440,15 @@ func sortZip(from, to string, stamp time.Time, rewrite func(name string, data []
 	}
 	w := zip.NewWriter(out)
 	for _, zf := range files {
-		if err := copyEntry(w, zf, stamp, rewrite); err != nil {
+		var err error
+		if p := parts[zf.Name]; p != nil {
+			fh := zf.FileHeader
+			fh.Modified = stamp.UTC()
+			err = p.writeRaw(w, fh)
+		} else {
+			err = copyEntry(w, zf, stamp, rewrite)
+		}
+		if err != nil {
 			out.Close()
 			return fmt.Errorf("write %s: %w", to, err)
 		}
