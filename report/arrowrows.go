@@ -13,8 +13,9 @@ import (
 )
 
 // arrowQuery runs q through the driver's Arrow API, which reads big results
-// several times faster than rows.Scan, and calls fn for each record batch.
-func arrowQuery(ctx context.Context, db *sql.DB, q string, fn func(arrow.RecordBatch) error) error {
+// several times faster than rows.Scan: schema gets the result's schema
+// first (an empty result has no batch to take it from), fn each batch.
+func arrowQuery(ctx context.Context, db *sql.DB, q string, schema func(*arrow.Schema) error, fn func(arrow.RecordBatch) error) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -26,6 +27,9 @@ func arrowQuery(ctx context.Context, db *sql.DB, q string, fn func(arrow.RecordB
 			return err
 		}
 		defer rr.Release()
+		if err := schema(rr.Schema()); err != nil {
+			return err
+		}
 		for rr.Next() {
 			if err := fn(rr.RecordBatch()); err != nil {
 				return err

@@ -3,18 +3,14 @@ package report
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
-	"github.com/leakmap/leakmap/casedb"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/duckdb/duckdb-go/v2"
 )
 
 // exportParquet writes a table's query to dir/<file>.parquet with DuckDB's
@@ -28,64 +24,6 @@ func exportParquet(ctx context.Context, db *sql.DB, t table, dir string) (string
 		return "", fmt.Errorf("export %s: %w", filepath.Base(path), err)
 	}
 	return path, os.Rename(tmp, path)
-}
-
-// exportArrow writes a table's query to dir/<file>.arrow as an Arrow IPC
-// file (buffers zstd-compressed: the exposures file is ten times smaller),
-// reading the result through the driver's Arrow API (no row scans).
-func exportArrow(ctx context.Context, db *sql.DB, t table, dir string) (path string, err error) {
-	path = filepath.Join(dir, t.file+".arrow")
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	tmp := path + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return "", err
-	}
-	defer func() {
-		if cerr := out.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(tmp)
-			err = fmt.Errorf("export %s: %w", filepath.Base(path), err)
-			return
-		}
-		err = os.Rename(tmp, path)
-	}()
-	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
-		rr, err := ar.QueryContext(ctx, t.sql)
-		if err != nil {
-			return err
-		}
-		defer rr.Release()
-		w, err := ipc.NewFileWriter(out, ipc.WithSchema(rr.Schema()), ipc.WithZstd())
-		if err != nil {
-			return err
-		}
-		for rr.Next() {
-			rec, err := zeroNulls(rr.RecordBatch())
-			if err != nil {
-				w.Close()
-				return err
-			}
-			err = w.Write(rec)
-			rec.Release()
-			if err != nil {
-				w.Close()
-				return err
-			}
-		}
-		if err := rr.Err(); err != nil {
-			w.Close()
-			return err
-		}
-		return w.Close()
-	})
-	return path, err
 }
 
 // zeroNulls rebuilds the columns that hold NULLs: the driver leaves

@@ -111,7 +111,7 @@ func reportCatalog() *catalog.Catalog { return catalog.Get(reportLang) }
 
 // writeHTML renders report.html from the case data and capped queries of
 // the sheets' tables.
-func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files []string) error {
+func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files []string, tables []table) error {
 	t, err := page()
 	if err != nil {
 		return fmt.Errorf("report templates: %w", err)
@@ -151,7 +151,7 @@ func writeHTML(ctx context.Context, db *sql.DB, d *caseData, w io.Writer, files 
 	}
 	mapSVG, mapNote := tenantMap(c, d.tmap)
 	p.MapSVG, p.MapNote = template.HTML(mapSVG), mapNote
-	for i, tb := range append(evidenceTables(), ledgerTables()...) {
+	for i, tb := range tables {
 		ht, err := htmlRows(ctx, db, tb, htmlRowCap[tb.sheet])
 		if err != nil {
 			return fmt.Errorf("%s table: %w", tb.sheet, err)
@@ -169,7 +169,7 @@ func htmlRows(ctx context.Context, db *sql.DB, tb table, limit int) (htmlTable, 
 		ht.Num = append(ht.Num, c.kind == kInt || c.kind == kID)
 		ht.Class = append(ht.Class, cellClass(c))
 	}
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ("+tb.sql+")").Scan(&ht.Total); err != nil {
+	if err := db.QueryRowContext(ctx, tb.countSQL()).Scan(&ht.Total); err != nil {
 		return ht, err
 	}
 	rows, err := db.QueryContext(ctx, fmt.Sprintf("SELECT * FROM (%s) LIMIT %d", tb.sql, limit))

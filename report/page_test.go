@@ -243,7 +243,7 @@ func TestPromptSeriesSampling(t *testing.T) {
 		t.Error("two samplings differ")
 	}
 	var buf bytes.Buffer
-	if err := writeHTML(context.Background(), db, d, &buf, nil); err != nil {
+	if err := writeHTML(context.Background(), db, d, &buf, nil, append(evidenceTables(), ledgerTables()...)); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("Drawn: %d of %d requests", len(s.Points), total)

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
@@ -57,26 +58,28 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	}
 	logger.Debug("report: case loaded", "affected_requests", res.AffectedRequests, "elapsed", time.Since(start).Round(time.Millisecond))
 
-	xlsx := filepath.Join(outDir, "report.xlsx")
-	if err := writeWorkbook(ctx, db, d, xlsx); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	res.Files = append(res.Files, xlsx)
-	logger.Debug("report: workbook written", "file", xlsx, "elapsed", time.Since(start).Round(time.Millisecond))
-
+	// The evidence tables' Parquet files first (DuckDB's writer, from their
+	// sorted queries); the workbook's sheets, the Arrow files and the page
+	// then read those files rather than sorting the tables again.
 	var exports []string
-	for _, t := range evidenceTables() {
+	tables := ledgerTables()
+	for i, t := range evidenceTables() {
 		p, err := exportParquet(ctx, db, t, outDir)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
-		a, err := exportArrow(ctx, db, t, outDir)
-		if err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
+		a := filepath.Join(outDir, t.file+".arrow")
 		exports = append(exports, p, a)
+		tables = slices.Insert(tables, i, t.exported(p, a))
 	}
-	logger.Debug("report: exports written", "elapsed", time.Since(start).Round(time.Millisecond))
+	logger.Debug("report: parquet written", "elapsed", time.Since(start).Round(time.Millisecond))
+
+	xlsx := filepath.Join(outDir, "report.xlsx")
+	if err := writeWorkbook(ctx, db, d, xlsx, tables); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	res.Files = append(res.Files, xlsx)
+	logger.Debug("report: workbook and arrow written", "file", xlsx, "elapsed", time.Since(start).Round(time.Millisecond))
 
 	htmlPath := filepath.Join(outDir, "report.html")
 	var names []string
@@ -84,7 +87,7 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		names = append(names, filepath.Base(f))
 	}
 	var buf bytes.Buffer
-	if err := writeHTML(ctx, db, d, &buf, names); err != nil {
+	if err := writeHTML(ctx, db, d, &buf, names, tables); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	if err := os.WriteFile(htmlPath, buf.Bytes(), 0o644); err != nil {

@@ -35,6 +35,28 @@ type table struct {
 	sheet string
 	sql   string
 	cols  []column
+	// Set by exported once the table's Parquet file is written: the
+	// sheet, the Arrow file and the page then read that file (written
+	// sorted, read in its order) instead of sorting the table again, and
+	// the Arrow file is written from the same batches as the sheet.
+	count    string // a query giving the table's row count; "" counts sql
+	arrowOut string // the Arrow IPC file to write from the streamed rows
+}
+
+// exported returns the table read back from its Parquet export at path,
+// its rows going to the Arrow file arrowPath as they are streamed.
+func (t table) exported(path, arrowPath string) table {
+	src := "SELECT * FROM read_parquet('" + strings.ReplaceAll(path, "'", "''") + "')"
+	t.sql, t.count, t.arrowOut = src, "SELECT count(*) FROM ("+src+")", arrowPath
+	return t
+}
+
+// countSQL is the query counting the table's rows.
+func (t table) countSQL() string {
+	if t.count != "" {
+		return t.count
+	}
+	return "SELECT count(*) FROM (" + t.sql + ")"
 }
 
 // typed wraps an out_*.sql query (the CSV contract, times as RFC 3339 text)

@@ -79,7 +79,7 @@ func (s *styles) styleFor(v any) int {
 
 // writeWorkbook writes report.xlsx to path. Small sheets are set cell by
 // cell; the evidence and ledger tables are streamed from their queries.
-func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string) error {
+func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string, streamed []table) error {
 	f := excelize.NewFile()
 	defer f.Close()
 	// klauspost's deflate is about twice as fast as the standard library's
@@ -121,7 +121,7 @@ func writeWorkbook(ctx context.Context, db *sql.DB, d *caseData, path string) er
 	f.SetActiveSheet(0)
 	var tables []*streamedTable
 	defer func() { removeParts(tables) }()
-	for _, t := range append(evidenceTables(), ledgerTables()...) {
+	for _, t := range streamed {
 		tb, err := layoutTable(ctx, f, st, db, t)
 		if err != nil {
 			return fmt.Errorf("%s sheet: %w", t.sheet, err)
