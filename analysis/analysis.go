@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/sheetcsv"
 	"github.com/leakmap/leakmap/queries"
 	"github.com/leakmap/leakmap/textmatch"
 )
@@ -87,26 +88,13 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 		return nil, fmt.Errorf("analysis: %w", err)
 	}
 	// Temporary tables live on one connection: every step uses this one.
-	conn, err := db.Conn(ctx)
+	st, err := queries.OpenSteps(ctx, db, "analysis", logger, 100*time.Millisecond)
 	if err != nil {
-		return nil, fmt.Errorf("analysis: %w", err)
+		return nil, err
 	}
-	defer func() {
-		// Discard the connection rather than pool it: its temp tables (the
-		// pairs run to millions of rows) die with it, not with the process.
-		conn.Raw(func(any) error { return driver.ErrBadConn })
-		conn.Close()
-	}()
-	exec := func(name string, args ...any) error {
-		t := time.Now()
-		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
-			return fmt.Errorf("analysis: %s: %w", name, err)
-		}
-		if d := time.Since(t); d > 100*time.Millisecond {
-			logger.Debug("analysis step", "query", name, "elapsed", d.Round(time.Millisecond))
-		}
-		return nil
-	}
+	defer st.Close()
+	conn := st.Conn
+	exec := func(name string, args ...any) error { return st.Exec(ctx, name, args...) }
 
 	k := inc.Contamination
 	if err := exec("analysis_00_params_table"); err != nil {
@@ -182,30 +170,19 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 	}
 
 	// The outputs change together or not at all.
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return nil, fmt.Errorf("analysis: begin: %w", err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			conn.ExecContext(context.Background(), "ROLLBACK")
+	if err := st.InTx(ctx, func() error {
+		for _, name := range []string{"analysis_11_clear_affected", "analysis_12_affected",
+			"analysis_12a_clear_checks", "analysis_12b_checks",
+			"analysis_13_clear_exposures", "analysis_14_exposures",
+			"analysis_15_clear_tenants", "analysis_16_tenants"} {
+			if err := exec(name); err != nil {
+				return err
+			}
 		}
-	}()
-	for _, name := range []string{"analysis_11_clear_affected", "analysis_12_affected",
-		"analysis_12a_clear_checks", "analysis_12b_checks",
-		"analysis_13_clear_exposures", "analysis_14_exposures",
-		"analysis_15_clear_tenants", "analysis_16_tenants"} {
-		if err := exec(name); err != nil {
-			return nil, err
-		}
-	}
-	if err := exec("analysis_17_run", sum.ReplayedRequests, sum.ReplayWarnings); err != nil {
+		return exec("analysis_17_run", sum.ReplayedRequests, sum.ReplayWarnings)
+	}); err != nil {
 		return nil, err
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return nil, fmt.Errorf("analysis: commit: %w", err)
-	}
-	committed = true
 
 	var confirmed, probable, possible int
 	if err := conn.QueryRowContext(ctx, queries.Get("analysis_18_summary")).Scan(&sum.Triggers,
@@ -276,18 +253,18 @@ func rawExec(ctx context.Context, dc any, name string) error {
 }
 
 // outputs names each CSV file and the query that writes it.
-var outputs = []struct{ file, query string }{
-	{"affected_requests.csv", "out_affected_requests"},
-	{"exposures.csv", "out_exposures"},
-	{"tenants.csv", "out_tenants"},
-	{"trigger_disagreements.csv", "out_trigger_disagreements"},
+var outputs = []sheetcsv.File{
+	{Name: "affected_requests.csv", Query: queries.Get("out_affected_requests")},
+	{Name: "exposures.csv", Query: queries.Get("out_exposures")},
+	{Name: "tenants.csv", Query: queries.Get("out_tenants")},
+	{Name: "trigger_disagreements.csv", Query: queries.Get("out_trigger_disagreements")},
 }
 
 // OutputFiles lists the files WriteCSV writes, in order.
 func OutputFiles() []string {
 	var out []string
 	for _, o := range outputs {
-		out = append(out, o.file)
+		out = append(out, o.Name)
 	}
 	return out
 }

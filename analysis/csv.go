@@ -4,11 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/leakmap/leakmap/internal/sheetcsv"
-	"github.com/leakmap/leakmap/queries"
 )
 
 // WriteCSV writes affected_requests.csv, exposures.csv and tenants.csv into
@@ -17,13 +14,8 @@ import (
 // spreadsheets: text cells that would run as a formula are neutralised
 // (sheetcsv); numbers and times are written as they are.
 func WriteCSV(ctx context.Context, db *sql.DB, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("analysis: output folder: %w", err)
-	}
-	for _, o := range outputs {
-		if err := sheetcsv.WriteQuery(ctx, db, queries.Get(o.query), filepath.Join(dir, o.file)); err != nil {
-			return fmt.Errorf("analysis: %s: %w", o.file, err)
-		}
+	if err := sheetcsv.WriteFolder(ctx, db, dir, outputs); err != nil {
+		return fmt.Errorf("analysis: %w", err)
 	}
 	return nil
 }

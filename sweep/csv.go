@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/leakmap/leakmap/internal/sheetcsv"
 	"github.com/leakmap/leakmap/queries"
@@ -18,13 +16,9 @@ var Files = []string{"sweep.csv", "sweep_days.csv"}
 // from the last sweep: DESIGN.md's columns and order, text cells
 // neutralised for spreadsheets (sheetcsv), NULL as an empty field.
 func WriteCSV(ctx context.Context, db *sql.DB, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("sweep: output folder: %w", err)
-	}
-	for i, q := range []string{"out_sweep", "out_sweep_days"} {
-		if err := sheetcsv.WriteQuery(ctx, db, queries.Get(q), filepath.Join(dir, Files[i])); err != nil {
-			return fmt.Errorf("sweep: %s: %w", Files[i], err)
-		}
+	files := []sheetcsv.File{{Name: Files[0], Query: queries.Get("out_sweep")}, {Name: Files[1], Query: queries.Get("out_sweep_days")}}
+	if err := sheetcsv.WriteFolder(ctx, db, dir, files); err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
 	return nil
 }

@@ -16,7 +16,6 @@ package sweep
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"log/slog"
 	"time"
@@ -70,23 +69,13 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, opt Options) (*Su
 	if sum.Index, err = textmatch.Update(ctx, db, logger); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
-	conn, err := db.Conn(ctx)
+	st, err := queries.OpenSteps(ctx, db, "sweep", logger, 0)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: %w", err)
+		return nil, err
 	}
-	defer func() {
-		// Its temp tables die with the connection, not with the process.
-		conn.Raw(func(any) error { return driver.ErrBadConn })
-		conn.Close()
-	}()
-	exec := func(name string, args ...any) error {
-		t := time.Now()
-		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
-			return fmt.Errorf("sweep: %s: %w", name, err)
-		}
-		logger.Debug("sweep step", "query", name, "elapsed", time.Since(t).Round(time.Millisecond))
-		return nil
-	}
+	defer st.Close() // its temp tables die with the connection
+	conn := st.Conn
+	exec := func(name string, args ...any) error { return st.Exec(ctx, name, args...) }
 	models := opt.Models
 	if models == nil {
 		models = []string{}
@@ -118,17 +107,15 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, opt Options) (*Su
 		return nil, fmt.Errorf("sweep: sweep_09_weak: %w", err)
 	}
 
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return nil, fmt.Errorf("sweep: begin: %w", err)
-	}
-	for _, q := range []string{"sweep_04_clear", "sweep_05_matches", "sweep_06_clear_days", "sweep_07_days"} {
-		if err := exec(q); err != nil {
-			conn.ExecContext(context.Background(), "ROLLBACK")
-			return nil, err
+	if err := st.InTx(ctx, func() error {
+		for _, q := range []string{"sweep_04_clear", "sweep_05_matches", "sweep_06_clear_days", "sweep_07_days"} {
+			if err := exec(q); err != nil {
+				return err
+			}
 		}
-	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return nil, fmt.Errorf("sweep: commit: %w", err)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 
 	rows, err := conn.QueryContext(ctx, queries.Get("sweep_08_window"))

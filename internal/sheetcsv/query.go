@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -100,4 +101,21 @@ func field(v any) (string, bool) {
 		return incident.FormatTime(x), false
 	}
 	return fmt.Sprint(v), true
+}
+
+// File is one CSV file of an output folder and the query that fills it.
+type File struct{ Name, Query string }
+
+// WriteFolder writes each file from its query into dir (created if needed),
+// in order, with WriteQuery.
+func WriteFolder(ctx context.Context, db *sql.DB, dir string, files []File) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	for _, f := range files {
+		if err := WriteQuery(ctx, db, f.Query, filepath.Join(dir, f.Name)); err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+	}
+	return nil
 }
