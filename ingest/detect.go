@@ -125,7 +125,13 @@ func detect(fi *fileInfo, want string) error {
 		return fmt.Errorf("not a log: %w", err)
 	}
 	defer rc.Close()
-	head := make([]byte, sniffSize)
+	// A small plain file's head is the file: no 256 KiB to zero for each
+	// of a fleet's thousands of hourly parts.
+	bufSize := sniffSize
+	if fi.compression == compNone && fi.size < sniffSize {
+		bufSize = int(fi.size) + 1
+	}
+	head := make([]byte, bufSize)
 	n, err = io.ReadFull(rc, head)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("not a log: %s content unreadable: %w", fi.compression, err)

@@ -58,6 +58,10 @@ type Mapping struct {
 	loc       *time.Location
 	hint      string
 	desc      string
+	// What of a line the mapping reads (jsonpick.go), for the records
+	// targets: pick for a JSON Lines record or a CSV row's cells,
+	// pickEvent for an engine event line; nil decodes every line whole.
+	pick, pickEvent *pickTree
 }
 
 // alt is one compiled alternative of a field's source.
@@ -220,7 +224,48 @@ func compileMapping(f *layouts.File, k SourceKeys) (*Mapping, error) {
 			m.specs[i] = append(m.specs[i], alt{p: p, table: a.Map})
 		}
 	}
+	if m.toRecords {
+		m.pick, m.pickEvent = m.pickTrees()
+	}
 	return m, nil
+}
+
+// pickTrees are the parts of a record and of an engine event line the
+// mapping's paths read (jsonpick.go); nil where a path needs a line whole.
+func (m *Mapping) pickTrees() (rec, event *pickTree) {
+	var paths []path
+	for _, s := range m.specs {
+		for _, a := range s {
+			paths = append(paths, a.p)
+		}
+	}
+	if m.durPath != nil {
+		paths = append(paths, m.durPath)
+	}
+	rec = &pickTree{}
+	for _, p := range paths {
+		rec.addLookup(p)
+	}
+	if m.Layout != layoutEngine {
+		return rec, nil
+	}
+	// An engine record is {key: rid, received: event, finished: event}:
+	// what it reads under received and finished, each event's line gives.
+	event = &pickTree{}
+	event.addName(m.events.Key)
+	event.addName(m.events.Kind)
+	for _, p := range paths {
+		if p[0].kind == stepField && (p[0].name == "received" || p[0].name == "finished") {
+			if len(p) == 1 {
+				return rec, nil
+			}
+			event.add(p[1:])
+		}
+	}
+	if event.whole {
+		event = nil
+	}
+	return rec, event
 }
 
 // fieldName maps another name of a field to the target's: request_id and

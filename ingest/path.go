@@ -106,11 +106,17 @@ func (p path) plain() bool {
 // named with dots ("meta.account") is tried whole first.
 func lookupPath(rec map[string]any, p path) (any, bool) {
 	if len(p) > 1 && p.plain() {
-		names := make([]string, len(p))
+		// The dotted name built on the stack: this runs for every field
+		// of every record.
+		var buf [128]byte
+		name := buf[:0]
 		for i, st := range p {
-			names[i] = st.name
+			if i > 0 {
+				name = append(name, '.')
+			}
+			name = append(name, st.name...)
 		}
-		if v, ok := rec[strings.Join(names, ".")]; ok {
+		if v, ok := rec[string(name)]; ok {
 			return v, v != nil
 		}
 	}

@@ -104,11 +104,20 @@ func judgeJSONL(m *Mapping, inst fileInstance) func([]byte, int64) outcome {
 // parseLine is the line-level parse and validation of a canonical-layout
 // JSON Lines record (the fuzzed path).
 func parseLine(b []byte, m *Mapping, inst fileInstance) (values, error) {
-	obj, err := parseJSONObject(b)
+	obj, err := decodeLine(b, m.pick)
 	if err != nil {
 		return values{}, err
 	}
 	return canonicalRow(obj, m, inst)
+}
+
+// decodeLine is parseJSONObject keeping only what t names, when the
+// picker can (jsonpick.go); t nil decodes the whole line.
+func decodeLine(b []byte, t *pickTree) (map[string]any, error) {
+	if obj, ok := pickLine(b, t); ok {
+		return obj, nil
+	}
+	return parseJSONObject(b)
 }
 
 // engineRequest gathers the events of one rid.
@@ -117,7 +126,7 @@ type engineRequest struct {
 	last     int64 // last event's line
 	received map[string]any
 	finished map[string]any
-	raws     []string
+	raws     [][]byte // the events' lines, made text only for a reject
 	sums     [][32]byte
 }
 
@@ -149,14 +158,18 @@ func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst file
 		}
 		v, err := canonicalRow(rec, m, inst)
 		if err != nil {
-			return s.reject(line, "engine: "+err.Error(), strings.Join(req.raws, "\n"))
+			texts := make([]string, len(req.raws))
+			for i, r := range req.raws {
+				texts[i] = rawText(r)
+			}
+			return s.reject(line, "engine: "+err.Error(), strings.Join(texts, "\n"))
 		}
 		return s.row(line, v)
 	}
 	// Lines are parsed on every CPU; events are paired in file order here.
 	type event struct {
 		line   int64
-		raw    string
+		raw    []byte // the line (the batch's own copy)
 		ev     map[string]any
 		rid    string
 		kind   string
@@ -164,11 +177,11 @@ func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst file
 		sum    [32]byte
 	}
 	parse := func(b []byte, line int64) event {
-		e := event{line: line, raw: rawText(b)}
+		e := event{line: line, raw: b}
 		if e.reason = long.reason(line); e.reason != "" {
 			return e
 		}
-		obj, err := parseJSONObject(b)
+		obj, err := decodeLine(b, m.pickEvent)
 		if err != nil {
 			e.reason = err.Error()
 			return e
@@ -188,7 +201,7 @@ func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst file
 	pair := func(e event) error {
 		line, raw, kind, ridStr, sum := e.line, e.raw, e.kind, e.rid, e.sum
 		if e.reason != "" {
-			return s.reject(line, e.reason, raw)
+			return s.reject(line, e.reason, rawText(raw))
 		}
 		if slices.Contains(done[ridStr], sum) {
 			s.duplicateLine()
@@ -198,7 +211,7 @@ func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst file
 		if req == nil {
 			if _, seen := done[ridStr]; seen {
 				// A different event for a request already complete.
-				return s.reject(line, "engine: another "+kind+" event for a complete request", raw)
+				return s.reject(line, "engine: another "+kind+" event for a complete request", rawText(raw))
 			}
 			req = &engineRequest{line: line}
 			pending[ridStr] = req
@@ -212,7 +225,7 @@ func readEngine(ctx context.Context, r io.Reader, max int, m *Mapping, inst file
 			slot = &req.finished
 		}
 		if *slot != nil {
-			return s.reject(line, "engine: a second, different "+kind+" event for this rid", raw)
+			return s.reject(line, "engine: a second, different "+kind+" event for this rid", rawText(raw))
 		}
 		*slot = e.ev
 		req.last = line
@@ -354,7 +367,10 @@ func readCSV(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileIns
 		}
 		obj := make(map[string]any, len(header))
 		for i, h := range header {
-			obj[h] = rec[i]
+			if m.pick != nil && !m.pick.whole && m.pick.kids[h] == nil {
+				continue // a column no path reads
+			}
+			obj[h] = m.pickCell(h, rec[i])
 		}
 		v, err := canonicalRow(obj, m, inst)
 		if err != nil {
