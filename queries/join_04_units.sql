@@ -31,5 +31,5 @@ SELECT coalesce(u.d_id, u.p_id) AS u_id, u.p_id, u.d_id,
                 p.prompt_tokens) AS u_prompt,
        d.completion_tokens AS u_completion
 FROM units u
-LEFT JOIN join_rec d ON d.record_id = u.d_id
-LEFT JOIN join_rec p ON p.record_id = u.p_id;
+LEFT JOIN (SELECT * FROM join_rec WHERE role IN ('decode', 'engine')) d ON d.record_id = u.d_id
+LEFT JOIN (SELECT * FROM join_rec WHERE role = 'prefill') p ON p.record_id = u.p_id;

@@ -17,7 +17,7 @@ WITH g AS (
 ), u AS (
     SELECT x.*, e.finish_type AS e_finish, e.status AS e_status
     FROM join_units x
-    LEFT JOIN join_rec e ON e.record_id = coalesce(x.d_id, x.p_id)
+    LEFT JOIN (SELECT * FROM join_rec WHERE role <> 'gateway') e ON e.record_id = coalesce(x.d_id, x.p_id)
     WHERE NOT EXISTS (SELECT 1 FROM join_gid i WHERE i.u_id = x.u_id)
 )
 SELECT g.g_id, u.u_id, abs(epoch_us(g.ts) - epoch_us(u.u_ts)) AS diff_us,

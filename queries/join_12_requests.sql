@@ -37,9 +37,12 @@ FROM (
            coalesce(g.file_id, d.file_id, p.file_id) AS file_id,
            coalesce(g.line, d.line, p.line) AS line
     FROM join_calls c
-    LEFT JOIN join_rec g ON g.record_id = c.g_id
-    LEFT JOIN join_rec d ON d.record_id = c.d_id
-    LEFT JOIN join_rec p ON p.record_id = c.p_id
+    -- each side from its own role's records (g_id is always a gateway
+    -- record, d_id a decode or engine one, p_id a prefill one): a hash
+    -- table of every record per side was the join's peak at scale
+    LEFT JOIN (SELECT * FROM join_rec WHERE role = 'gateway') g ON g.record_id = c.g_id
+    LEFT JOIN (SELECT * FROM join_rec WHERE role IN ('decode', 'engine')) d ON d.record_id = c.d_id
+    LEFT JOIN (SELECT * FROM join_rec WHERE role = 'prefill') p ON p.record_id = c.p_id
     -- each side's texts only: one hash table of every text per side was
     -- most of the join's memory at scale (the gateway holds the texts)
     LEFT JOIN (SELECT * FROM texts WHERE role = 'gateway') gt ON gt.record_id = c.g_id

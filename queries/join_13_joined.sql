@@ -15,6 +15,6 @@ SELECT c.row_id,
                 AND (q.status IS NULL OR q.status BETWEEN 200 AND 299), false)
 FROM join_calls c
 JOIN requests q ON q.row_id = c.row_id
-LEFT JOIN join_rec g ON g.record_id = c.g_id
-LEFT JOIN join_rec d ON d.record_id = c.d_id
-LEFT JOIN join_rec p ON p.record_id = c.p_id;
+LEFT JOIN (SELECT * FROM join_rec WHERE role = 'gateway') g ON g.record_id = c.g_id
+LEFT JOIN (SELECT * FROM join_rec WHERE role IN ('decode', 'engine')) d ON d.record_id = c.d_id
+LEFT JOIN (SELECT * FROM join_rec WHERE role = 'prefill') p ON p.record_id = c.p_id;
