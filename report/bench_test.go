@@ -25,7 +25,8 @@ import (
 // clean load, analysis) is built once into LEAKMAP_BENCH_DIR when set, and
 // reused by later runs; building it is not timed. peak-rss-MB is the
 // process's peak resident memory during the timed part (DuckDB included).
-// LEAKMAP_BENCH_SIM=DIR loads an existing simulated case (leakmap simulate
+// LEAKMAP_BENCH_MEMORY_LIMIT (e.g. 1GiB) sets DuckDB's memory_limit as
+// leakmap's --memory-limit does. LEAKMAP_BENCH_SIM=DIR loads an existing simulated case (leakmap simulate
 // --out DIR, read only) instead of simulating one; when DIR also holds an
 // ingested case.duckdb (and .ingested, as scripts/bench-analysis leaves
 // it), that database is copied and analysed instead of ingesting the logs.
@@ -90,11 +91,21 @@ func BenchmarkReport(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := casedb.Open(ctx, dbPath)
+	var opts casedb.Options
+	if v := os.Getenv("LEAKMAP_BENCH_MEMORY_LIMIT"); v != "" {
+		// As leakmap's --memory-limit (default: a quarter of memory, at most 3 GiB).
+		if opts.MemoryLimit, err = casedb.ParseSize(v); err != nil {
+			b.Fatalf("LEAKMAP_BENCH_MEMORY_LIMIT: %v", err)
+		}
+	}
+	db, err := casedb.OpenWith(ctx, dbPath, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
+	var limit string
+	db.QueryRow("SELECT current_setting('memory_limit')").Scan(&limit)
+	b.Logf("DuckDB memory_limit %s", limit)
 	var requests, exposures int64
 	db.QueryRow("SELECT (SELECT count(*) FROM requests), (SELECT count(*) FROM exposures)").Scan(&requests, &exposures)
 	resetPeakRSS()

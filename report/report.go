@@ -47,7 +47,36 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	start := time.Now()
+	// The evidence tables' Parquet files (DuckDB's writer, from their
+	// sorted queries) are written while the case's figures load; the
+	// workbook's sheets, the Arrow files and the page then read those files
+	// rather than sorting the tables again.
+	var exports []string
+	tables := ledgerTables()
+	exported := make(chan error, 1)
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for i, t := range evidenceTables() {
+			p, err := exportParquet(ectx, db, t, outDir)
+			if err != nil {
+				exported <- err
+				return
+			}
+			a := filepath.Join(outDir, t.file+".arrow")
+			exports = append(exports, p, a)
+			tables = slices.Insert(tables, i, t.exported(p, a))
+		}
+		logger.Debug("report: parquet written", "elapsed", time.Since(start).Round(time.Millisecond))
+		exported <- nil
+	}()
 	d, err := loadCase(ctx, db, inc, asOf)
+	if err != nil {
+		cancel()
+	}
+	if perr := <-exported; err == nil {
+		err = perr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
@@ -57,22 +86,6 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		SeriesPoints: int64(len(d.series.Points)), SeriesTotal: d.series.Total,
 	}
 	logger.Debug("report: case loaded", "affected_requests", res.AffectedRequests, "elapsed", time.Since(start).Round(time.Millisecond))
-
-	// The evidence tables' Parquet files first (DuckDB's writer, from their
-	// sorted queries); the workbook's sheets, the Arrow files and the page
-	// then read those files rather than sorting the tables again.
-	var exports []string
-	tables := ledgerTables()
-	for i, t := range evidenceTables() {
-		p, err := exportParquet(ctx, db, t, outDir)
-		if err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
-		a := filepath.Join(outDir, t.file+".arrow")
-		exports = append(exports, p, a)
-		tables = slices.Insert(tables, i, t.exported(p, a))
-	}
-	logger.Debug("report: parquet written", "elapsed", time.Since(start).Round(time.Millisecond))
 
 	xlsx := filepath.Join(outDir, "report.xlsx")
 	if err := writeWorkbook(ctx, db, d, xlsx, tables); err != nil {
