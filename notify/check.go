@@ -2,9 +2,9 @@ package notify
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,10 +139,12 @@ type checker struct {
 	units map[string][]unitInfo
 	norm  map[string]string
 
-	// A segment's words, their lines, hits and mask, reused from segment
-	// to segment: fewer allocations mean fewer GC cycles, each of which
-	// scans the whole manifest.
+	// A segment's words, their cheap hashes (when the manifest has a
+	// quick set), their lines, hits and mask, reused from segment to
+	// segment: fewer allocations mean fewer GC cycles, each of which scans
+	// the whole manifest.
 	ws     []string
+	wh     []uint64
 	lineOf []int
 	hits   []hit
 	masked []bool
@@ -156,7 +158,10 @@ type hit struct {
 }
 
 func newChecker(m *manifest) *checker {
-	c := &checker{m: m, f: m.filter(), x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
+	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
+	if m.quick == nil {
+		c.f = m.filter()
+	}
 	for _, k := range m.idKs {
 		c.ks = addK(c.ks, k)
 	}
@@ -166,8 +171,12 @@ func newChecker(m *manifest) *checker {
 	return c
 }
 
-// hitsAt tests the k-gram w[i:i+k] against the manifest.
-func (c *checker) hitsAt(w []string, i, k int, out []hit) []hit {
+// hitsAt tests the k-gram w[i:i+k] against the manifest; wh is w's cheap
+// word hashes when the manifest has a quick set.
+func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
+	if c.m.quick != nil && !c.m.quick.has(seqHash(wh[i:i+k])) {
+		return out // not a k-gram of the manifest: no SHA-256, no probe
+	}
 	d := c.x.kgram(w[i : i+k])
 	if c.f != nil && !c.f.mayHold(c.m, d) {
 		return out // in neither map (most k-grams): one bit read instead of two map probes
@@ -182,14 +191,14 @@ func (c *checker) hitsAt(w []string, i, k int, out []hit) []hit {
 }
 
 // lineHits returns the hits of the k-grams inside one line, cached.
-func (c *checker) lineHits(line string, w []string) []hit {
+func (c *checker) lineHits(line string, w []string, wh []uint64) []hit {
 	if hs, ok := c.lines[line]; ok {
 		return hs
 	}
 	var hs []hit
 	for _, k := range c.ks {
 		for i := 0; i+k <= len(w); i++ {
-			hs = c.hitsAt(w, i, k, hs)
+			hs = c.hitsAt(w, wh, i, k, hs)
 		}
 	}
 	if len(c.lines) >= 1<<20 {
@@ -221,6 +230,31 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 	if err != nil {
 		return []string{"cannot be decoded: " + err.Error()}
 	}
+	return c.checkSegments(segs, owner, own)
+}
+
+// checkBuilt is checkMessage of eml, the message buildEML wrote for spec,
+// from the parts in spec (builtSegments) instead of decoding eml again.
+func (c *checker) checkBuilt(eml []byte, spec *emlSpec, owner string, own numberSet) []string {
+	segs, ok := builtSegments(eml, spec)
+	if checkBuiltAgainstDecoded {
+		decoded, err := decodeMessage(eml)
+		if ok && (err != nil || !slices.Equal(segs, decoded)) {
+			panic(fmt.Sprintf("builtSegments differs from decodeMessage for %s:\nbuilt   %+v\ndecoded %+v (%v)", spec.MessageID, segs, decoded, err))
+		}
+	}
+	if !ok {
+		return c.checkMessage(eml, owner, own)
+	}
+	return c.checkSegments(segs, owner, own)
+}
+
+// checkBuiltAgainstDecoded makes checkBuilt decode every message too and
+// panic when the two disagree: set by the package's tests, so that every
+// notice any test drafts proves the shortcut.
+var checkBuiltAgainstDecoded bool
+
+func (c *checker) checkSegments(segs []segment, owner string, own numberSet) []string {
 	var reasons []string
 	more := 0
 	add := func(r string) {
@@ -230,8 +264,9 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 			more++
 		}
 	}
+	quick := c.m.quick != nil
 	for _, seg := range segs {
-		w, lineOf, hits := c.ws[:0], c.lineOf[:0], c.hits[:0]
+		w, wh, lineOf, hits := c.ws[:0], c.wh[:0], c.lineOf[:0], c.hits[:0]
 		var units []unitInfo // generic identifiers standing alone, in this segment
 		var prose []bool     // per line: running text, where bare numbers are checked
 		for li, raw := range strings.Split(seg.text, "\n") {
@@ -239,11 +274,17 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 			line := c.normLine(raw)
 			lw := splitWords(line)
 			units = append(units, c.lineUnits(line)...)
-			for _, h := range c.lineHits(line, lw) {
-				h.pos += len(w)
+			n := len(w)
+			w = append(w, lw...)
+			if quick {
+				for _, x := range lw {
+					wh = append(wh, wordHash(x))
+				}
+			}
+			for _, h := range c.lineHits(line, lw, wh[min(n, len(wh)):]) {
+				h.pos += n
 				hits = append(hits, h)
 			}
-			w = append(w, lw...)
 			for range lw {
 				lineOf = append(lineOf, li)
 			}
@@ -252,7 +293,7 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 		for _, k := range c.ks {
 			for i := 0; i+k <= len(w); i++ {
 				if lineOf[i] != lineOf[i+k-1] {
-					hits = c.hitsAt(w, i, k, hits)
+					hits = c.hitsAt(w, wh, i, k, hits)
 				}
 			}
 		}
@@ -260,7 +301,7 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 		// owner's own "acme labs" is not another tenant's "acme".
 		masked := slices.Grow(c.masked[:0], len(w))[:len(w)]
 		clear(masked)
-		c.ws, c.lineOf, c.hits, c.masked = w, lineOf, hits, masked
+		c.ws, c.wh, c.lineOf, c.hits, c.masked = w, wh, lineOf, hits, masked
 		for _, h := range hits {
 			if h.text {
 				continue
@@ -346,6 +387,9 @@ func (c *checker) lineUnits(line string) []unitInfo {
 		w := splitWords(u.text)
 		if len(w) == 0 || len(w) > maxUnitWords {
 			continue
+		}
+		if c.m.quick != nil && !c.m.quick.has(seqHashWords(w)) {
+			continue // not an identifier of the manifest
 		}
 		if d := c.x.kgram(w); c.m.generic[d] {
 			us = append(us, unitInfo{d: d, numeric: vocabulary(nil).ordinary(w), token: u.token})

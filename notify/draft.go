@@ -196,7 +196,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		view.DataCategories, view.Consequences, view.MeasuresTaken, view.MeasuresPlanned = w.DataCategories, w.Consequences, w.MeasuresTaken, w.MeasuresPlanned
 		describeRequests(cat, &view, rows[t.ID], inc.WindowStart)
 		csvData := attachmentCSV(cat, rows[t.ID])
-		eml, msgID, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: to, ReplyTo: &replyTo, Date: asOf,
+		eml, spec, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: to, ReplyTo: &replyTo, Date: asOf,
 			Lang: row.Language, Attachment: &attachment{Name: view.Attachment, ContentType: "text/csv; charset=utf-8", Data: csvData}},
 			func(supersedes bool) (rendered, error) {
 				view.Supersedes = supersedes
@@ -205,7 +205,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		if err != nil {
 			return err
 		}
-		row.MessageID = msgID
+		row.MessageID = spec.MessageID
 		own := ownNumbers(view)
 		row.ownNumbers = own.String()
 		if err := writeNotice(outbox, &row, eml); err != nil {
@@ -213,7 +213,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		}
 		// Checked from memory as written: the same check as 'notify
 		// check', without reading the outbox back.
-		failures[i] = strings.Join(c.checkMessage(eml, ownerKey(t.ID), own), "; ")
+		failures[i] = strings.Join(c.checkBuilt(eml, &spec, ownerKey(t.ID), own), "; ")
 		res.Notices[i] = row
 		return nil
 	}
@@ -256,7 +256,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, err
 	}
 	regOwn, _ := parseNumberSet(reg.ownNumbers)
-	if why := strings.Join(newChecker(man).checkMessage(reg.eml, regulatorKey, regOwn), "; "); why != "" {
+	if why := strings.Join(newChecker(man).checkBuilt(reg.eml, &reg.spec, regulatorKey, regOwn), "; "); why != "" {
 		checked[reg.File] = why
 	}
 	man.notices[reg.File] = regulatorKey
@@ -346,7 +346,8 @@ func rolesOf(t caseTenant) string {
 
 type regulatorDraft struct {
 	IndexRow
-	eml []byte
+	eml  []byte
+	spec emlSpec
 }
 
 func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *mail.Address, domain, contact string, contactIsDPO bool, w filing.Wording, versions acceptedVersions) (*regulatorDraft, error) {
@@ -362,7 +363,7 @@ func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *
 	row := IndexRow{File: "regulator.eml", NoticeID: inc.ID + "/regulator", Kind: "regulator", Roles: "regulator",
 		Language: lang, Recipients: contact, Status: StatusReady, MessageID: "<" + messageID(inc.ID, regulatorKey, domain) + ">"}
 	replyTo := inc.Provider.Contact()
-	eml, msgID, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: []mail.Address{replyTo}, ReplyTo: &replyTo,
+	eml, spec, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: []mail.Address{replyTo}, ReplyTo: &replyTo,
 		Date: f.AsOf, Lang: lang}, func(supersedes bool) (rendered, error) {
 		v.Supersedes = supersedes
 		return render("regulator", lang, v)
@@ -370,9 +371,9 @@ func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *
 	if err != nil {
 		return nil, err
 	}
-	row.MessageID = msgID
+	row.MessageID = spec.MessageID
 	row.ownNumbers = ownNumbers(v).String()
-	return &regulatorDraft{IndexRow: row, eml: eml}, nil
+	return &regulatorDraft{IndexRow: row, eml: eml, spec: spec}, nil
 }
 
 func loadCaseTenants(ctx context.Context, db *sql.DB) ([]caseTenant, error) {

@@ -53,12 +53,10 @@ func messageID(incidentID, owner, domain string) string {
 // the spec's, so the same inputs give byte-identical files. (go-mail picks
 // random boundaries for nested multiparts, hence the hand-built MIME.)
 func buildEML(s emlSpec) []byte {
-	seed := sha256.Sum256([]byte(s.MessageID))
-	tag := hex.EncodeToString(seed[:10])
-	// "=_" can never occur in quoted-printable or base64 bodies.
-	mixedB, altB := "=_mixed_"+tag, "=_alt_"+tag
+	mixedB, altB := emlBoundaries(s.MessageID)
 
 	var b bytes.Buffer
+	b.Grow(4096 + len(s.Text) + 2*len(s.HTML))
 	header := func(name, value string) { b.WriteString(foldHeader(name, value)) }
 	header("Date", s.Date.UTC().Format(time.RFC1123Z))
 	header("From", s.From.String())
@@ -87,25 +85,18 @@ func buildEML(s emlSpec) []byte {
 
 	mixed := multipart.NewWriter(&b)
 	_ = mixed.SetBoundary(mixedB)
-	altPart, _ := mixed.CreatePart(textproto.MIMEHeader{"Content-Type": {`multipart/alternative; boundary="` + altB + `"`}})
+	altPart, _ := mixed.CreatePart(altPartHeader(altB))
 	alt := multipart.NewWriter(altPart)
 	_ = alt.SetBoundary(altB)
-	for _, p := range []struct{ ctype, body string }{{"text/plain; charset=utf-8", s.Text}, {"text/html; charset=utf-8", s.HTML}} {
-		w, _ := alt.CreatePart(textproto.MIMEHeader{
-			"Content-Type":              {p.ctype},
-			"Content-Transfer-Encoding": {"quoted-printable"},
-		})
+	for i, body := range []string{s.Text, s.HTML} {
+		w, _ := alt.CreatePart(bodyPartHeader(bodyPartTypes[i]))
 		qp := quotedprintable.NewWriter(w)
-		qp.Write([]byte(p.body))
+		qp.Write([]byte(body))
 		qp.Close()
 	}
 	alt.Close()
 	if a := s.Attachment; a != nil {
-		w, _ := mixed.CreatePart(textproto.MIMEHeader{
-			"Content-Type":              {a.ContentType + `; name="` + a.Name + `"`},
-			"Content-Disposition":       {`attachment; filename="` + a.Name + `"`},
-			"Content-Transfer-Encoding": {"base64"},
-		})
+		w, _ := mixed.CreatePart(attachmentPartHeader(a))
 		enc := base64.StdEncoding.EncodeToString(a.Data)
 		for len(enc) > 76 {
 			w.Write([]byte(enc[:76] + "\r\n"))
@@ -115,6 +106,34 @@ func buildEML(s emlSpec) []byte {
 	}
 	mixed.Close()
 	return b.Bytes()
+}
+
+// emlBoundaries are a message's two MIME boundaries, derived from its
+// Message-ID. "=_" can never occur in quoted-printable or base64 bodies.
+func emlBoundaries(messageID string) (mixed, alt string) {
+	seed := sha256.Sum256([]byte(messageID))
+	tag := hex.EncodeToString(seed[:10])
+	return "=_mixed_" + tag, "=_alt_" + tag
+}
+
+// The headers of a message's parts (buildEML), in one place: the draft's
+// check reads them back from here (builtSegments).
+var bodyPartTypes = [2]string{"text/plain; charset=utf-8", "text/html; charset=utf-8"}
+
+func altPartHeader(altB string) textproto.MIMEHeader {
+	return textproto.MIMEHeader{"Content-Type": {`multipart/alternative; boundary="` + altB + `"`}}
+}
+
+func bodyPartHeader(ctype string) textproto.MIMEHeader {
+	return textproto.MIMEHeader{"Content-Type": {ctype}, "Content-Transfer-Encoding": {"quoted-printable"}}
+}
+
+func attachmentPartHeader(a *attachment) textproto.MIMEHeader {
+	return textproto.MIMEHeader{
+		"Content-Type":              {a.ContentType + `; name="` + a.Name + `"`},
+		"Content-Disposition":       {`attachment; filename="` + a.Name + `"`},
+		"Content-Transfer-Encoding": {"base64"},
+	}
 }
 
 // foldHeader writes "Name: value" folded at spaces so lines stay within 78

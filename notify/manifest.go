@@ -40,6 +40,10 @@ type manifest struct {
 
 	filterMu     sync.Mutex
 	digestFilter *digestFilter // the checkers' shared filter (check.go)
+	// quick holds a cheap hash of every id and text k-gram (quick.go)
+	// when the manifest was built from the identifiers and texts in
+	// clear; nil when read from a file.
+	quick *quickSet
 }
 
 type idOwner struct{ owner, kind string }
@@ -52,7 +56,7 @@ type idEntry struct {
 
 func newManifest() *manifest {
 	return &manifest{notices: map[string]string{}, numbers: map[string]numberSet{}, ids: map[digest][]idOwner{},
-		ownIDs: map[string][]idEntry{}, texts: map[digest]struct{}{}, generic: map[digest]bool{}}
+		ownIDs: map[string][]idEntry{}, texts: map[digest]struct{}{}, generic: map[digest]bool{}, quick: newQuickSet()}
 }
 
 // addIdentifier records one identifier (tenant id, name, email, request id)
@@ -64,6 +68,7 @@ func (m *manifest) addIdentifier(x *hasher, tenantID, kind, value string) {
 	}
 	owner := ownerKey(tenantID)
 	d := x.kgram(w)
+	m.addQuick(w)
 	for _, o := range m.ids[d] {
 		if o.owner == owner && o.kind == kind {
 			return
@@ -84,10 +89,12 @@ func (m *manifest) addText(x *hasher, text string) {
 	case len(w) < minTextWords:
 	case len(w) < shingleWords:
 		m.texts[x.kgram(w)] = struct{}{}
+		m.addQuick(w)
 		m.textKs = addK(m.textKs, len(w))
 	case len(w) <= winnowAbove:
 		for i := 0; i+shingleWords <= len(w); i++ {
 			m.texts[x.kgram(w[i:i+shingleWords])] = struct{}{}
+			m.addQuick(w[i : i+shingleWords])
 		}
 		m.textKs = addK(m.textKs, shingleWords)
 	default:
@@ -111,10 +118,18 @@ func (m *manifest) addText(x *hasher, text string) {
 			}
 			if best != last {
 				m.texts[ds[best]] = struct{}{}
+				m.addQuick(w[best : best+shingleWords])
 				last = best
 			}
 		}
 		m.textKs = addK(m.textKs, shingleWords)
+	}
+}
+
+// addQuick records the cheap hash of a k-gram added to ids or texts.
+func (m *manifest) addQuick(w []string) {
+	if m.quick != nil {
+		m.quick.add(seqHashWords(w))
 	}
 }
 
@@ -201,6 +216,7 @@ func readManifest(path string) (*manifest, error) {
 	}
 	defer f.Close()
 	m := newManifest()
+	m.quick = nil // digests only: the check hashes every k-gram with SHA-256
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	line := 0

@@ -126,6 +126,13 @@ func decodePart(segs *[]segment, prefix, ctype, cte, disposition string, body io
 	if mt == "message/rfc822" || mt == "message/global" {
 		return decodeRFC822(segs, prefix+"attached message ", b, depth+1)
 	}
+	return leafSegments(segs, prefix, mt, params, disposition, b)
+}
+
+// leafSegments adds the segments of one decoded leaf part (b, of media
+// type mt): its text (an HTML part's visible text and the inside of its
+// tags), and an attachment's name.
+func leafSegments(segs *[]segment, prefix, mt string, params map[string]string, disposition string, b []byte) error {
 	label := prefix + mt + " part"
 	kind := segProse
 	if disposition != "" {

@@ -237,7 +237,11 @@ var emailRE = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]
 
 // esc escapes a line for HTML and links the e-mail addresses in it.
 func esc(s string) string {
-	return emailRE.ReplaceAllStringFunc(html.EscapeString(s), func(a string) string {
+	s = html.EscapeString(s)
+	if strings.IndexByte(s, '@') < 0 {
+		return s // no address to link (the regexp is most of the rendering's time)
+	}
+	return emailRE.ReplaceAllStringFunc(s, func(a string) string {
 		return `<a href="mailto:` + a + `">` + a + `</a>`
 	})
 }

@@ -44,8 +44,9 @@ func loadAcceptedVersions(ctx context.Context, db *sql.DB) (acceptedVersions, er
 // build renders a notice and writes its message: the plain one (baseID)
 // when no version was accepted or the plain one is what was accepted;
 // else the superseding one, whose Message-ID derives from the content, so
-// that a redraft with the same inputs gives the same bytes.
-func (a acceptedVersions) build(noticeID, baseID string, spec emlSpec, draw func(supersedes bool) (rendered, error)) ([]byte, string, error) {
+// that a redraft with the same inputs gives the same bytes. It returns the
+// message and the spec it was built from (its MessageID the one chosen).
+func (a acceptedVersions) build(noticeID, baseID string, spec emlSpec, draw func(supersedes bool) (rendered, error)) ([]byte, emlSpec, error) {
 	fill := func(supersedes bool) ([]byte, error) {
 		r, err := draw(supersedes)
 		if err != nil {
@@ -57,16 +58,19 @@ func (a acceptedVersions) build(noticeID, baseID string, spec emlSpec, draw func
 	spec.MessageID = baseID
 	plain, err := fill(false)
 	if err != nil {
-		return nil, "", err
+		return nil, spec, err
 	}
 	vs := a[noticeID]
+	if len(vs) == 0 {
+		return plain, spec, nil
+	}
 	sum := sha256.Sum256(plain)
 	plainSHA := hex.EncodeToString(sum[:])
-	if len(vs) == 0 || slices.ContainsFunc(vs, func(v acceptedVersion) bool {
+	if slices.ContainsFunc(vs, func(v acceptedVersion) bool {
 		// An older ledger row has no SHA-256: its message stands as is.
 		return v.sha256 == plainSHA || (v.sha256 == "" && v.messageID == baseID)
 	}) {
-		return plain, baseID, nil
+		return plain, spec, nil
 	}
 	id := strings.TrimSuffix(baseID, ">")
 	at := strings.LastIndexByte(id, '@')
@@ -81,5 +85,5 @@ func (a acceptedVersions) build(noticeID, baseID string, spec emlSpec, draw func
 	}
 	spec.MessageID = newID
 	eml, err := fill(true)
-	return eml, newID, err
+	return eml, spec, err
 }
