@@ -272,10 +272,10 @@ func (c *checker) checkSegments(segs []segment, owner string, own numberSet) []s
 		for li, raw := range strings.Split(seg.text, "\n") {
 			prose = append(prose, seg.kind == segProse || seg.kind == segHeaders && len(raw) >= 8 && strings.EqualFold(raw[:8], "subject:"))
 			line := c.normLine(raw)
-			lw := splitWords(line)
 			units = append(units, c.lineUnits(line)...)
 			n := len(w)
-			w = append(w, lw...)
+			w = appendWords(w, line)
+			lw := w[n:]
 			if quick {
 				for _, x := range lw {
 					wh = append(wh, wordHash(x))

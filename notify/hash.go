@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"unicode"
+	"unicode/utf8"
 )
 
 type digest [16]byte
@@ -44,20 +45,32 @@ func ownerKey(tenantID string) string {
 func words(s string) []string { return splitWords(normalize(s)) }
 
 // splitWords splits already normalised text into runs of letters and digits.
-func splitWords(s string) []string {
-	var out []string
+func splitWords(s string) []string { return appendWords(nil, s) }
+
+// appendWords appends the words of s (splitWords) to out. ASCII is judged
+// byte by byte, the rest rune by rune (an invalid byte reads as U+FFFD,
+// which is no letter, as in a range loop).
+func appendWords(out []string, s string) []string {
 	start := -1
-	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+	for i := 0; i < len(s); {
+		c, size := s[i], 1
+		var in bool
+		if c < utf8.RuneSelf {
+			in = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || 'A' <= c && c <= 'Z'
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			in = unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
+		if in {
 			if start < 0 {
 				start = i
 			}
-			continue
-		}
-		if start >= 0 {
+		} else if start >= 0 {
 			out = append(out, s[start:i])
 			start = -1
 		}
+		i += size
 	}
 	if start >= 0 {
 		out = append(out, s[start:])

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -71,10 +72,8 @@ func (s numberSet) addValue(v reflect.Value) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		s.addInt(int64(v.Uint()))
 	case reflect.String:
-		for _, w := range words(v.String()) {
-			if isNumber(w) {
-				s[w] = true
-			}
+		for _, w := range numberWords(v.String()) {
+			s[w] = true
 		}
 	}
 }
@@ -150,3 +149,47 @@ func allNumbers(ws []string) bool {
 	}
 	return len(ws) > 0
 }
+
+// mayHoldNumber is false for ASCII text without a digit, whose words
+// (lowercased, split at every other byte) cannot be numbers; text with
+// other characters may (fullwidth or other scripts' digits).
+func mayHoldNumber(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || '0' <= c && c <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// numberWords returns the words of s that are numbers. Most of a view's
+// text is the catalogue's, the same in every notice: its results are
+// cached (bounded).
+func numberWords(s string) []string {
+	if !mayHoldNumber(s) {
+		return nil
+	}
+	numberWordsMu.Lock()
+	ns, ok := numberWordsCache[s]
+	numberWordsMu.Unlock()
+	if ok {
+		return ns
+	}
+	for _, w := range words(s) {
+		if isNumber(w) {
+			ns = append(ns, w)
+		}
+	}
+	numberWordsMu.Lock()
+	if len(numberWordsCache) >= 1<<14 {
+		clear(numberWordsCache)
+	}
+	numberWordsCache[s] = ns
+	numberWordsMu.Unlock()
+	return ns
+}
+
+var (
+	numberWordsMu    sync.Mutex
+	numberWordsCache = map[string][]string{}
+)

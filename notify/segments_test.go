@@ -1,10 +1,12 @@
 package notify
 
 import (
+	"math/rand/v2"
 	"net/mail"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // Every notice a test of this package drafts is checked both from its
@@ -48,6 +50,46 @@ func TestBuiltSegmentsMatchDecoding(t *testing.T) {
 			if !ok || !slices.Equal(got, want) {
 				t.Errorf("body %d, attachment %v: ok %v\nbuilt   %+v\ndecoded %+v", i, att != nil, ok, got, want)
 			}
+		}
+	}
+}
+
+// appendWords, which judges ASCII byte by byte, splits exactly as a
+// rune-by-rune scan does, whatever the bytes.
+func TestAppendWordsMatchesRuneScan(t *testing.T) {
+	runeScan := func(s string) []string {
+		var out []string
+		start := -1
+		for i, r := range s {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+		}
+		if start >= 0 {
+			out = append(out, s[start:])
+		}
+		return out
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a", "Z", "0", "9", " ", "-", "_", "@", "\n", "é", "ß", "٣", "５", "日", "\xff", "\xc3", "\u00ad", "\u200b", "Ω", "\x00"}
+	cases := []string{"", "a", "T-Alpha t_alpha", "bad\xffbyte", "x\xc3", "٣٤ digits"}
+	for range 2000 {
+		var b strings.Builder
+		for range r.IntN(20) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, s := range cases {
+		if got, want := appendWords([]string{"prefix"}, s)[1:], runeScan(s); !slices.Equal(got, want) {
+			t.Fatalf("%q: got %q, want %q", s, got, want)
 		}
 	}
 }
