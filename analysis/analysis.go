@@ -155,7 +155,7 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 			}
 		}
 	}
-	ms, err := confirmByText(ctx, conn, exec, k.Evidence)
+	ms, err := confirmByText(ctx, conn, logger, exec, k.Evidence)
 	if err != nil {
 		return nil, err
 	}
@@ -201,17 +201,17 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.Inc
 // confirmByText measures the content match of every trigger's logged
 // response with the served prompts before it (textmatch's steps, with the
 // analysis's candidates) into text_matches.
-func confirmByText(ctx context.Context, conn *sql.Conn, exec func(string, ...any) error, th incident.Evidence) (*textmatch.MeasureStats, error) {
+func confirmByText(ctx context.Context, conn *sql.Conn, logger *slog.Logger, exec func(string, ...any) error, th incident.Evidence) (*textmatch.MeasureStats, error) {
 	if err := exec("analysis_07_text_responses"); err != nil {
 		return nil, err
 	}
-	if err := textmatch.Prepare(ctx, conn, th); err != nil {
+	if err := textmatch.Prepare(ctx, conn, logger, th); err != nil {
 		return nil, fmt.Errorf("analysis: %w", err)
 	}
 	if err := exec("analysis_08_text_candidates"); err != nil {
 		return nil, err
 	}
-	ms, err := textmatch.MeasureCandidates(ctx, conn, th)
+	ms, err := textmatch.MeasureCandidates(ctx, conn, logger, th)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: %w", err)
 	}

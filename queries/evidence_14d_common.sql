@@ -1,6 +1,6 @@
--- evidence: the shared shingles (text_shared) that the prompts of at least common_tenants distinct tenants of the model hold, counted shingle by shingle on every prompt shingle of the case: they carry no weight.
+-- evidence: the shared shingles (text_shared, where chunks may repeat one) that the prompts of at least common_tenants distinct tenants of the model hold, counted shingle by shingle on every prompt shingle of the case: they carry no weight.
 SELECT s.model, s.hash
-FROM text_shared s
+FROM (SELECT DISTINCT model, hash FROM text_shared) s
 JOIN (
     SELECT p.hash, r.model, r.tenant_id
     FROM text_prompt_shingles p

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/leakmap/leakmap/internal/memwatch"
 )
 
 // Steps runs a command's named queries on one connection of its own: the
@@ -21,8 +23,9 @@ type Steps struct {
 }
 
 // OpenSteps takes a connection of db for one run. Steps that take at least
-// minLog are logged at debug level as "<scope> step" with the query's name
-// and elapsed time (scripts/bench-analysis reads these lines).
+// minLog are logged at debug level as "<scope> step" with the query's name,
+// elapsed time and memory (internal/memwatch; scripts/bench-analysis reads
+// these lines).
 func OpenSteps(ctx context.Context, db *sql.DB, scope string, logger *slog.Logger, minLog time.Duration) (*Steps, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -41,7 +44,7 @@ func (s *Steps) Exec(ctx context.Context, name string, args ...any) error {
 		return fmt.Errorf("%s: %s: %w", s.scope, name, err)
 	}
 	if d := time.Since(t); d >= s.minLog {
-		s.logger.Debug(s.scope+" step", "query", name, "elapsed", d.Round(time.Millisecond))
+		memwatch.Step(ctx, s.logger, s.scope+" step", "query", name, "elapsed", d.Round(time.Millisecond))
 	}
 	return nil
 }

@@ -92,13 +92,13 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, opt Options) (*Su
 	if err := conn.QueryRowContext(ctx, queries.Get("sweep_02b_prompts"), models).Scan(&sum.Prompts); err != nil {
 		return nil, fmt.Errorf("sweep: sweep_02b_prompts: %w", err)
 	}
-	if err := textmatch.Prepare(ctx, conn, opt.Evidence); err != nil {
+	if err := textmatch.Prepare(ctx, conn, logger, opt.Evidence); err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}
 	if err := exec("sweep_03_candidates"); err != nil {
 		return nil, err
 	}
-	ms, err := textmatch.MeasureCandidates(ctx, conn, opt.Evidence)
+	ms, err := textmatch.MeasureCandidates(ctx, conn, logger, opt.Evidence)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: %w", err)
 	}

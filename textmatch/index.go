@@ -9,16 +9,15 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/internal/memwatch"
 	"github.com/leakmap/leakmap/queries"
 )
 
@@ -34,9 +33,10 @@ type IndexStats struct {
 
 // chunkRows is how many pending rows are read, hashed and inserted at a
 // time (one transaction each): memory stays flat whatever the case's size.
-// A chunk's fingerprints and prompt shingles are held twice in Go (slices,
-// then Arrow), about 4 KB per row with text: 100,000 rows keep that near
-// 400 MB beside DuckDB's own memory_limit (up to 3 GiB), under 4 GiB.
+// A chunk's fingerprints and prompt shingles are held once in Go, as the
+// Arrow batches DuckDB reads (each worker's batch of results is copied in
+// and dropped), about 2 KB per row with text: 100,000 rows keep that near
+// 200 MB beside DuckDB's own memory_limit (up to 3 GiB).
 const chunkRows = 100_000
 
 // Update fingerprints the logged texts of every row not fingerprinted yet
@@ -112,16 +112,18 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		if i+1 < len(bounds) {
 			hi = bounds[i+1]
 		}
-		fp, ps, done, err := hashChunk(ctx, conn, lo, hi)
+		cb, err := hashChunk(ctx, conn, lo, hi)
+		if err == nil {
+			err = cb.insert(ctx, conn)
+		}
+		st.Rows += int64(cb.rows.rows)
+		st.Fingerprints += int64(cb.fp.rows)
+		st.PromptShingles += int64(cb.ps.rows)
+		cb.release()
 		if err != nil {
 			return nil, err
 		}
-		if err := insertFingerprints(ctx, conn, fp, ps, done); err != nil {
-			return nil, err
-		}
-		st.Rows += int64(len(done))
-		st.Fingerprints += int64(len(fp))
-		st.PromptShingles += int64(len(ps))
+		memwatch.Step(ctx, logger, "textmatch step", "step", "fingerprinted chunk", "chunk", i, "rows", cb.rows.rows)
 	}
 	st.Elapsed = time.Since(t0)
 	logger.Info("fingerprinted logged texts", "rows", st.Rows, "fingerprints", st.Fingerprints,
@@ -130,8 +132,9 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 }
 
 // hashChunk reads the pending texts with row_id in [lo, hi) and returns
-// their fingerprints, hashed on every CPU while DuckDB streams the batches.
-func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint, []promptShingle, []indexedRow, error) {
+// their fingerprints as Arrow batches, hashed on every CPU while DuckDB
+// streams the texts. The caller releases them.
+func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches, error) {
 	const q = "evidence_09_pending_texts"
 	type result struct {
 		fp   []fingerprint
@@ -193,15 +196,11 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint
 			}
 		}()
 	}
-	var fp []fingerprint
-	var ps []promptShingle
-	var done []indexedRow
+	cb := &chunkBatches{newBatcher(fingerprintSchema), newBatcher(promptShingleSchema), newBatcher(indexedSchema)}
 	collected := make(chan struct{})
 	go func() {
 		for r := range results {
-			fp = append(fp, r.fp...)
-			ps = append(ps, r.ps...)
-			done = append(done, r.rows...)
+			cb.add(r.fp, r.ps, r.rows)
 		}
 		close(collected)
 	}()
@@ -225,11 +224,25 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) ([]fingerprint
 	wg.Wait()
 	close(results)
 	<-collected
-	if err := errors.Join(rerr, werr); err != nil {
-		return nil, nil, nil, err
-	}
-	return fp, ps, done, nil
+	return cb, errors.Join(rerr, werr)
 }
+
+var (
+	fingerprintSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "kind", Type: arrow.PrimitiveTypes.Uint8},
+		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "pos", Type: arrow.PrimitiveTypes.Int32},
+	}, nil)
+	promptShingleSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	indexedSchema = arrow.NewSchema([]arrow.Field{
+		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "row_hash", Type: arrow.PrimitiveTypes.Uint64},
+	}, nil)
+)
 
 type fingerprint struct {
 	row  int64
@@ -248,67 +261,47 @@ type indexedRow struct {
 	hash uint64
 }
 
-// insertFingerprints adds one batch of fingerprints and the rows they
-// cover in one transaction: a crash leaves no row half fingerprinted.
-func insertFingerprints(ctx context.Context, conn *sql.Conn, fp []fingerprint, ps []promptShingle, rows []indexedRow) error {
-	alloc := memory.NewGoAllocator()
-	fs := arrow.NewSchema([]arrow.Field{
-		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "kind", Type: arrow.PrimitiveTypes.Uint8},
-		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "pos", Type: arrow.PrimitiveTypes.Int32},
-	}, nil)
-	fb := array.NewRecordBuilder(alloc, fs)
-	defer fb.Release()
-	var frecs []arrow.RecordBatch
-	for i, f := range fp {
-		fb.Field(0).(*array.Int64Builder).Append(f.row)
-		fb.Field(1).(*array.Uint8Builder).Append(f.kind)
-		fb.Field(2).(*array.Int64Builder).Append(f.hash)
-		fb.Field(3).(*array.Int32Builder).Append(f.pos)
-		if (i+1)%(1<<16) == 0 {
-			frecs = append(frecs, fb.NewRecordBatch())
-		}
+// chunkBatches are one chunk's fingerprints, prompt shingles and
+// fingerprinted rows, as the Arrow batches DuckDB reads (held once: each
+// worker's result is copied in and dropped).
+type chunkBatches struct{ fp, ps, rows *batcher }
+
+func (cb *chunkBatches) add(fp []fingerprint, ps []promptShingle, rows []indexedRow) {
+	for _, f := range fp {
+		cb.fp.b.Field(0).(*array.Int64Builder).Append(f.row)
+		cb.fp.b.Field(1).(*array.Uint8Builder).Append(f.kind)
+		cb.fp.b.Field(2).(*array.Int64Builder).Append(f.hash)
+		cb.fp.b.Field(3).(*array.Int32Builder).Append(f.pos)
+		cb.fp.row()
 	}
-	frecs = append(frecs, fb.NewRecordBatch())
-	ss := arrow.NewSchema([]arrow.Field{
-		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	sb := array.NewRecordBuilder(alloc, ss)
-	defer sb.Release()
-	var srecs []arrow.RecordBatch
-	for i, p := range ps {
-		sb.Field(0).(*array.Int64Builder).Append(p.row)
-		sb.Field(1).(*array.Int64Builder).Append(p.hash)
-		if (i+1)%(1<<16) == 0 {
-			srecs = append(srecs, sb.NewRecordBatch())
-		}
+	for _, p := range ps {
+		cb.ps.b.Field(0).(*array.Int64Builder).Append(p.row)
+		cb.ps.b.Field(1).(*array.Int64Builder).Append(p.hash)
+		cb.ps.row()
 	}
-	srecs = append(srecs, sb.NewRecordBatch())
-	rs := arrow.NewSchema([]arrow.Field{
-		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "row_hash", Type: arrow.PrimitiveTypes.Uint64},
-	}, nil)
-	rb := array.NewRecordBuilder(alloc, rs)
-	defer rb.Release()
 	for _, r := range rows {
-		rb.Field(0).(*array.Int64Builder).Append(r.row)
-		rb.Field(1).(*array.Uint64Builder).Append(r.hash)
+		cb.rows.b.Field(0).(*array.Int64Builder).Append(r.row)
+		cb.rows.b.Field(1).(*array.Uint64Builder).Append(r.hash)
+		cb.rows.row()
 	}
-	rrecs := []arrow.RecordBatch{rb.NewRecordBatch()}
-	defer func() {
-		for _, r := range slices.Concat(frecs, srecs, rrecs) {
-			r.Release()
-		}
-	}()
+}
+
+func (cb *chunkBatches) release() {
+	cb.fp.release()
+	cb.ps.release()
+	cb.rows.release()
+}
+
+// insert adds the chunk's fingerprints and the rows they cover in one
+// transaction: a crash leaves no row half fingerprinted.
+func (cb *chunkBatches) insert(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("textmatch: begin: %w", err)
 	}
 	err := registerAndRun(ctx, conn, []view{
-		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fs, frecs},
-		{"arrow_text_prompt_shingles", "evidence_04c_insert_shingles", "evidence_04d_drop_shingles_view", ss, srecs},
-		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", rs, rrecs},
+		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp.finish()},
+		{"arrow_text_prompt_shingles", "evidence_04c_insert_shingles", "evidence_04d_drop_shingles_view", promptShingleSchema, cb.ps.finish()},
+		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", indexedSchema, cb.rows.finish()},
 	})
 	if err != nil {
 		conn.ExecContext(context.Background(), "ROLLBACK")

@@ -6,18 +6,20 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"maps"
+	"log/slog"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/internal/memwatch"
 	"github.com/leakmap/leakmap/queries"
 )
 
@@ -32,21 +34,24 @@ import (
 //     with the caller's own rules (which prompts may be sources), joining
 //     text_rare_fps with the prompts' fingerprints on hash;
 //  4. MeasureCandidates: the exact tenant count of every shingle the pairs
-//     share (text_prompt_shingles), then the strength of every candidate pair, into the temp table
+//     share (text_prompt_shingles), then the strength of every candidate
+//     pair, a chunk of responses at a time, into the temp table
 //     text_matches(response_row_id, source_row_id, shingles, run, rare, strong).
 //
 // The analysis and the sweep differ only in steps 1 and 3.
 
 // Prepare runs step 2 on conn.
-func Prepare(ctx context.Context, conn *sql.Conn, th Thresholds) error {
+func Prepare(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresholds) error {
 	for _, q := range []struct {
 		name string
 		args []any
 	}{{"evidence_06_params_table", nil}, {"evidence_07_params", []any{th.CommonTenants}},
 		{"evidence_10_resp_fps", nil}, {"evidence_11_spec", nil}, {"evidence_12_rare_fps", nil}} {
+		t := time.Now()
 		if _, err := conn.ExecContext(ctx, queries.Get(q.name), q.args...); err != nil {
 			return fmt.Errorf("textmatch: %s: %w", q.name, err)
 		}
+		memwatch.Step(ctx, logger, "textmatch step", "query", q.name, "elapsed", time.Since(t).Round(time.Millisecond))
 	}
 	return nil
 }
@@ -58,120 +63,248 @@ type MeasureStats struct {
 
 type pairKey struct{ resp, src int64 }
 
-// MeasureCandidates runs step 4 on conn: it reads the candidates' texts once, hashes
-// them, counts how many tenants' prompts hold each shingle the pairs share
-// (exactly, on text_prompt_shingles), and measures every pair.
-func MeasureCandidates(ctx context.Context, conn *sql.Conn, th Thresholds) (*MeasureStats, error) {
+// measureChunkPairs is how many candidate pairs are read and measured at a
+// time (cut at a response: all pairs of one response are in one chunk). A
+// chunk holds its pairs and the shingles of their texts in Go (~1 KB a
+// pair) and DuckDB the texts it reads: memory stays flat whatever the
+// number of candidates (284,000 at 10M requests).
+var measureChunkPairs = 1 << 16
+
+// chunk is the candidate pairs of responses with row_id in [lo, hi), with
+// the texts they need.
+type chunk struct {
+	lo, hi  int64
+	pairs   []pairKey
+	texts   map[int64]respText
+	prompts map[int64]*Prompt // sources' prompts
+}
+
+type respText struct {
+	sh    []uint64
+	own   *Prompt
+	model string
+}
+
+// MeasureCandidates runs step 4 on conn, a chunk of responses at a time, in
+// two passes: the first collects the shingles the pairs share
+// (text_shared), whose tenants are then counted once, exactly, on
+// text_prompt_shingles; the second reads each chunk again and measures its
+// pairs into text_matches. The first pass runs from the last chunk to the
+// first, so the first chunk is still loaded when the second pass begins
+// (one chunk, as on most cases, is read once).
+func MeasureCandidates(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresholds) (*MeasureStats, error) {
 	st := &MeasureStats{}
-	var pairs []pairKey
-	type respText struct {
-		sh    []uint64
-		own   *Prompt
-		model string
-	}
-	texts := map[int64]respText{}
-	prompts := map[int64]*Prompt{}
 	read := func(name string, args []any, f func(rec arrow.RecordBatch) error) error {
-		return readArrow(ctx, conn, name, args, f)
+		t := time.Now()
+		err := readArrow(ctx, conn, name, args, f)
+		memwatch.Step(ctx, logger, "textmatch step", "query", name, "elapsed", time.Since(t).Round(time.Millisecond))
+		return err
 	}
-	err := func() error {
-		if err := read("evidence_15_candidates", nil, func(rec arrow.RecordBatch) error {
-			a, e1 := int64Col(rec, 0)
-			b, e2 := int64Col(rec, 1)
+	exec := func(name string) error {
+		if _, err := conn.ExecContext(ctx, queries.Get(name)); err != nil {
+			return fmt.Errorf("textmatch: %s: %w", name, err)
+		}
+		return nil
+	}
+	var bounds []int64
+	if err := read("evidence_13_chunks", []any{measureChunkPairs}, func(rec arrow.RecordBatch) error {
+		b, err := int64Col(rec, 0)
+		if err != nil {
+			return err
+		}
+		bounds = append(bounds, b.Int64Values()...)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(exec("evidence_14a_shared_table"), exec("evidence_15b_matches_table")); err != nil {
+		return nil, err
+	}
+	chunkAt := func(i int) (*chunk, error) {
+		c := &chunk{lo: bounds[i], hi: math.MaxInt64}
+		if i+1 < len(bounds) {
+			c.hi = bounds[i+1]
+		}
+		return c, c.load(read)
+	}
+
+	// Pass 1: the shingles the pairs share, outside each response's own
+	// prompt: the only ones whose weight depends on how many tenants hold
+	// them.
+	var c *chunk
+	anyShared := false
+	for i := len(bounds) - 1; i >= 0; i-- {
+		var err error
+		if c, err = chunkAt(i); err != nil {
+			return nil, err
+		}
+		st.Candidates += int64(len(c.pairs))
+		b := newBatcher(sharedSchema)
+		c.shared(b)
+		anyShared = anyShared || b.rows > 0
+		err = registerAndRun(ctx, conn, []view{{"arrow_text_shared", "evidence_14b_shared", "evidence_14c_drop_shared_view", sharedSchema, b.finish()}})
+		b.release()
+		if err != nil {
+			return nil, err
+		}
+		memwatch.Step(ctx, logger, "textmatch step", "step", "shared shingles", "chunk", i, "pairs", len(c.pairs),
+			"texts", len(c.texts), "prompts", len(c.prompts))
+	}
+	common := map[string]map[uint64]bool{}
+	if anyShared {
+		if err := read("evidence_14d_common", nil, func(rec arrow.RecordBatch) error {
+			mc, e1 := stringCol(rec, 0)
+			hc, e2 := int64Col(rec, 1)
 			if err := errors.Join(e1, e2); err != nil {
 				return err
 			}
 			for i := 0; i < int(rec.NumRows()); i++ {
-				pairs = append(pairs, pairKey{a.Value(i), b.Value(i)})
+				m := common[mc.Value(i)]
+				if m == nil {
+					m = map[uint64]bool{}
+					common[strings.Clone(mc.Value(i))] = m // the batch is released after this call
+				}
+				m[uint64(hc.Value(i))] = true
 			}
 			return nil
 		}); err != nil {
-			return err
+			return nil, err
 		}
-		if len(pairs) == 0 {
-			return nil
-		}
-		isResp := map[int64]bool{}
-		for _, p := range pairs {
-			isResp[p.resp] = true
-		}
-		isSrc := map[int64]bool{}
-		for _, p := range pairs {
-			isSrc[p.src] = true
-		}
-		var sh, words []uint64
-		return read("evidence_14_texts", nil, func(rec arrow.RecordBatch) error {
-			ids, e1 := int64Col(rec, 0)
-			pt, e2 := stringCol(rec, 1)
-			rt, e3 := stringCol(rec, 2)
-			mc, e4 := stringCol(rec, 3)
-			if err := errors.Join(e1, e2, e3, e4); err != nil {
-				return err
-			}
-			for i := 0; i < int(rec.NumRows()); i++ {
-				id := ids.Value(i)
-				var p *Prompt
-				if !pt.IsNull(i) {
-					sh, words = Shingles(pt.Value(i), nil, words)
-					p = NewPrompt(sh)
-				}
-				if isSrc[id] && p != nil {
-					prompts[id] = p
-				}
-				if isResp[id] && !rt.IsNull(i) {
-					sh, words = Shingles(rt.Value(i), nil, words)
-					texts[id] = respText{sh, p, strings.Clone(mc.Value(i))} // the batch is released after this call
-				}
-			}
-			return nil
-		})
-	}()
-	if err != nil {
-		return nil, err
 	}
 
-	// The shingles the pairs share, outside each response's own prompt: the
-	// only ones whose weight depends on how many tenants hold them.
-	shared := map[string]map[uint64]bool{}
+	// Pass 2: measure every pair.
+	for i := range bounds {
+		if i > 0 {
+			var err error
+			if c, err = chunkAt(i); err != nil {
+				return nil, err
+			}
+		}
+		b := newBatcher(matchSchema)
+		st.Strong += c.measure(th, common, b)
+		err := registerAndRun(ctx, conn, []view{{"arrow_text_matches", "evidence_16_matches", "evidence_16b_drop_matches_view", matchSchema, b.finish()}})
+		b.release()
+		if err != nil {
+			return nil, err
+		}
+		memwatch.Step(ctx, logger, "textmatch step", "step", "measured", "chunk", i, "pairs", len(c.pairs))
+	}
+	return st, nil
+}
+
+var sharedSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "model", Type: arrow.BinaryTypes.String},
+	{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+var matchSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "response_row_id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "source_row_id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "shingles", Type: arrow.PrimitiveTypes.Int32},
+	{Name: "run", Type: arrow.PrimitiveTypes.Int32},
+	{Name: "rare", Type: arrow.PrimitiveTypes.Int32},
+	{Name: "strong", Type: arrow.FixedWidthTypes.Boolean},
+}, nil)
+
+// load reads the chunk's pairs, in order, and hashes their texts.
+func (c *chunk) load(read func(string, []any, func(arrow.RecordBatch) error) error) error {
+	args := []any{c.lo, c.hi}
+	if err := read("evidence_15_candidates", args, func(rec arrow.RecordBatch) error {
+		a, e1 := int64Col(rec, 0)
+		b, e2 := int64Col(rec, 1)
+		if err := errors.Join(e1, e2); err != nil {
+			return err
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			c.pairs = append(c.pairs, pairKey{a.Value(i), b.Value(i)})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	c.texts, c.prompts = map[int64]respText{}, map[int64]*Prompt{}
+	if len(c.pairs) == 0 {
+		return nil
+	}
+	isSrc := map[int64]bool{}
+	for _, p := range c.pairs {
+		isSrc[p.src] = true
+	}
+	var sh, words []uint64
+	return read("evidence_14_texts", args, func(rec arrow.RecordBatch) error {
+		ids, e1 := int64Col(rec, 0)
+		pt, e2 := stringCol(rec, 1)
+		rt, e3 := stringCol(rec, 2)
+		mc, e4 := stringCol(rec, 3)
+		if err := errors.Join(e1, e2, e3, e4); err != nil {
+			return err
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			id := ids.Value(i)
+			var p *Prompt
+			if !pt.IsNull(i) {
+				sh, words = Shingles(pt.Value(i), sh[:0], words)
+				p = NewPrompt(sh)
+			}
+			if isSrc[id] && p != nil {
+				c.prompts[id] = p
+			}
+			// The query gives a response text only to the chunk's responses.
+			if !rt.IsNull(i) {
+				rs, w := Shingles(rt.Value(i), nil, words)
+				words = w
+				c.texts[id] = respText{slices.Clip(rs), p, strings.Clone(mc.Value(i))} // the batch is released after this call
+			}
+		}
+		return nil
+	})
+}
+
+// shared appends to b, per response model, the shingles the chunk's pairs
+// share outside each response's own prompt, each once per model.
+func (c *chunk) shared(b *batcher) {
+	seen := map[string]map[uint64]bool{}
 	var buf []uint64
-	for _, pk := range pairs {
-		r, ok := texts[pk.resp]
-		p := prompts[pk.src]
+	for _, pk := range c.pairs {
+		r, ok := c.texts[pk.resp]
+		p := c.prompts[pk.src]
 		if !ok || p == nil {
 			continue
 		}
 		buf = NewResponse(r.sh, r.own, nil).Shared(p, buf[:0])
-		if len(buf) == 0 {
-			continue
-		}
-		m := shared[r.model]
+		m := seen[r.model]
 		if m == nil {
 			m = map[uint64]bool{}
-			shared[r.model] = m
+			seen[r.model] = m
 		}
 		for _, h := range buf {
-			m[h] = true
+			if !m[h] {
+				m[h] = true
+				b.b.Field(0).(*array.StringBuilder).Append(r.model)
+				b.b.Field(1).(*array.Int64Builder).Append(int64(h))
+				b.row()
+			}
 		}
 	}
-	common, err := commonShingles(ctx, conn, shared, read)
-	if err != nil {
-		return nil, err
-	}
-	resp := make(map[int64]*Response, len(texts))
-	for id, r := range texts {
+}
+
+// measure measures the chunk's pairs on every CPU and appends to b the
+// pairs that share a shingle, in the chunk's order; it returns how many
+// are strong.
+func (c *chunk) measure(th Thresholds, common map[string]map[uint64]bool, b *batcher) int64 {
+	resp := make(map[int64]*Response, len(c.texts))
+	for id, r := range c.texts {
 		resp[id] = NewResponse(r.sh, r.own, common[r.model])
 	}
-
-	st.Candidates = int64(len(pairs))
-	out := make([]Strength, len(pairs))
+	out := make([]Strength, len(c.pairs))
 	var wg sync.WaitGroup
 	workers := runtime.GOMAXPROCS(0)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(pairs); i += workers {
-				r, p := resp[pairs[i].resp], prompts[pairs[i].src]
+			for i := w; i < len(c.pairs); i += workers {
+				r, p := resp[c.pairs[i].resp], c.prompts[c.pairs[i].src]
 				if r != nil && p != nil {
 					out[i] = Measure(r, p)
 				}
@@ -179,103 +312,25 @@ func MeasureCandidates(ctx context.Context, conn *sql.Conn, th Thresholds) (*Mea
 		}()
 	}
 	wg.Wait()
-
-	alloc := memory.NewGoAllocator()
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "response_row_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "source_row_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "shingles", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "run", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "rare", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "strong", Type: arrow.FixedWidthTypes.Boolean},
-	}, nil)
-	b := array.NewRecordBuilder(alloc, schema)
-	defer b.Release()
-	var recs []arrow.RecordBatch
-	n := 0
-	for i, p := range pairs {
+	var strong int64
+	for i, p := range c.pairs {
 		s := out[i]
 		if s.Shingles == 0 {
 			continue
 		}
-		strong := s.Strong(th)
-		if strong {
-			st.Strong++
+		ok := s.Strong(th)
+		if ok {
+			strong++
 		}
-		b.Field(0).(*array.Int64Builder).Append(p.resp)
-		b.Field(1).(*array.Int64Builder).Append(p.src)
-		b.Field(2).(*array.Int32Builder).Append(int32(s.Shingles))
-		b.Field(3).(*array.Int32Builder).Append(int32(s.Run))
-		b.Field(4).(*array.Int32Builder).Append(int32(s.Rare))
-		b.Field(5).(*array.BooleanBuilder).Append(strong)
-		if n++; n%(1<<16) == 0 {
-			recs = append(recs, b.NewRecordBatch())
-		}
+		b.b.Field(0).(*array.Int64Builder).Append(p.resp)
+		b.b.Field(1).(*array.Int64Builder).Append(p.src)
+		b.b.Field(2).(*array.Int32Builder).Append(int32(s.Shingles))
+		b.b.Field(3).(*array.Int32Builder).Append(int32(s.Run))
+		b.b.Field(4).(*array.Int32Builder).Append(int32(s.Rare))
+		b.b.Field(5).(*array.BooleanBuilder).Append(ok)
+		b.row()
 	}
-	recs = append(recs, b.NewRecordBatch())
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	if err := registerAndRun(ctx, conn, []view{{"arrow_text_matches", "evidence_16_matches", "evidence_16b_drop_matches_view", schema, recs}}); err != nil {
-		return nil, err
-	}
-	return st, nil
-}
-
-// commonShingles returns, per model, the shingles of shared that the
-// prompts of at least common_tenants distinct tenants of that model hold.
-func commonShingles(ctx context.Context, conn *sql.Conn, shared map[string]map[uint64]bool,
-	read func(string, []any, func(arrow.RecordBatch) error) error) (map[string]map[uint64]bool, error) {
-	common := map[string]map[uint64]bool{}
-	if len(shared) == 0 {
-		return common, nil
-	}
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "model", Type: arrow.BinaryTypes.String},
-		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
-	defer b.Release()
-	var recs []arrow.RecordBatch
-	n := 0
-	for _, model := range slices.Sorted(maps.Keys(shared)) {
-		for h := range shared[model] {
-			b.Field(0).(*array.StringBuilder).Append(model)
-			b.Field(1).(*array.Int64Builder).Append(int64(h))
-			if n++; n%(1<<16) == 0 {
-				recs = append(recs, b.NewRecordBatch())
-			}
-		}
-	}
-	recs = append(recs, b.NewRecordBatch())
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	if err := registerAndRun(ctx, conn, []view{{"arrow_text_shared", "evidence_14b_shared", "evidence_14c_drop_shared_view", schema, recs}}); err != nil {
-		return nil, err
-	}
-	err := read("evidence_14d_common", nil, func(rec arrow.RecordBatch) error {
-		mc, e1 := stringCol(rec, 0)
-		hc, e2 := int64Col(rec, 1)
-		if err := errors.Join(e1, e2); err != nil {
-			return err
-		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			model := strings.Clone(mc.Value(i)) // the batch is released after this call
-			m := common[model]
-			if m == nil {
-				m = map[uint64]bool{}
-				common[model] = m
-			}
-			m[uint64(hc.Value(i))] = true
-		}
-		return nil
-	})
-	return common, err
+	return strong
 }
 
 // readArrow runs the query name on conn and hands f each record batch.

@@ -1,0 +1,4 @@
+package textmatch
+
+// MeasureChunkPairs lets the tests cut the candidates into many chunks.
+var MeasureChunkPairs = &measureChunkPairs
