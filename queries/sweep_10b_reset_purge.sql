@@ -1,0 +1,2 @@
+-- sweep: the allocator's default again.
+RESET allocator_background_threads;
