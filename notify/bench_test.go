@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -86,6 +87,7 @@ func BenchmarkDraft100k(b *testing.B) {
 		out = keep
 	}
 	b.ResetTimer()
+	cpu0 := processCPU()
 	var res *DraftResult
 	for i := 0; i < b.N; i++ {
 		var err error
@@ -95,6 +97,7 @@ func BenchmarkDraft100k(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	draftCPU := processCPU() - cpu0
 	if res.Blocked != 0 || res.Drafted < n {
 		b.Fatalf("drafted %d, blocked %d", res.Drafted, res.Blocked)
 	}
@@ -104,6 +107,9 @@ func BenchmarkDraft100k(b *testing.B) {
 		b.Fatal(err, chk.Failures)
 	}
 	b.ReportMetric(float64(res.Drafted)/(b.Elapsed().Seconds()/float64(b.N)), "notices/s")
+	// On a shared machine the CPU time is the figure to compare.
+	b.ReportMetric(draftCPU.Seconds()/float64(b.N), "draft-cpu-s")
+	b.ReportMetric(float64(res.Drafted)/(draftCPU.Seconds()/float64(b.N)), "notices/cpu-s")
 	b.ReportMetric(time.Since(start).Seconds(), "check-only-s")
 	b.ReportMetric(float64(dirSize(b, out))/1e6, "outbox-MB")
 }
@@ -145,4 +151,13 @@ func dirSize(b *testing.B, dir string) int64 {
 		}
 	}
 	return n
+}
+
+// processCPU is the process's user+system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
