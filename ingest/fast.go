@@ -205,10 +205,12 @@ func (l *loader) fast(ctx context.Context) (bool, error) {
 		l.rollback()
 		return false, err
 	}
+	done := l.timed("commit_rows")
 	if _, err := l.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		l.rollback()
 		return false, fmt.Errorf("%s: commit rows: %w", l.fi.path, err)
 	}
+	done()
 	if testHookAfterRows != nil {
 		if err := testHookAfterRows(l.fi.path); err != nil {
 			return false, err // a crash: nothing cleans up
