@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/incident"
-	"github.com/leakmap/leakmap/ingest"
 	"github.com/leakmap/leakmap/internal/csvtest"
+	"github.com/leakmap/leakmap/internal/simcase"
 	"github.com/leakmap/leakmap/simulate"
 )
 
@@ -54,23 +53,12 @@ func TestAgainstSimulation(t *testing.T) {
 			name := fmt.Sprintf("%s/noise=%t", policy, noise)
 			t.Run(name, func(t *testing.T) {
 				ctx := context.Background()
-				dir := t.TempDir()
 				cfg := simulate.DefaultConfig()
 				cfg.Requests, cfg.Allocator, cfg.Noise = 12000, policy, noise
 				if policy == incident.AllocLIFO {
 					cfg.PageSize = 16 // page rounding, against the truth too
 				}
-				if _, err := simulate.Generate(ctx, nil, dir, cfg); err != nil {
-					t.Fatal(err)
-				}
-				db, err := casedb.Open(ctx, filepath.Join(dir, "case.duckdb"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer db.Close()
-				if _, err := ingest.Run(ctx, db, nil, []string{filepath.Join(dir, "logs")}, ingest.Options{}); err != nil {
-					t.Fatal(err)
-				}
+				dir, db := simcase.Ingested(t, cfg)
 				inc, err := incident.Load(filepath.Join(dir, "incident.yaml"))
 				if err != nil {
 					t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/ingest"
 	"github.com/leakmap/leakmap/internal/csvtest"
+	"github.com/leakmap/leakmap/internal/simcase"
 	"github.com/leakmap/leakmap/simulate"
 )
 
@@ -29,23 +30,12 @@ func TestAgainstSimulation(t *testing.T) {
 	for _, alloc := range []string{incident.AllocSorted, incident.AllocFIFO, incident.AllocLIFO} {
 		t.Run(alloc, func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
 			cfg := simulate.DefaultConfig()
 			cfg.Requests, cfg.Allocator = 12000, alloc
 			if !cfg.Templates {
 				t.Fatal("the simulator's default has no shared templates")
 			}
-			if _, err := simulate.Generate(ctx, nil, dir, cfg); err != nil {
-				t.Fatal(err)
-			}
-			db, err := casedb.Open(ctx, filepath.Join(dir, "case.duckdb"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := ingest.Run(ctx, db, nil, []string{filepath.Join(dir, "logs")}, ingest.Options{}); err != nil {
-				t.Fatal(err)
-			}
+			dir, db := simcase.Ingested(t, cfg)
 			sum, err := Run(ctx, db, nil, Options{})
 			if err != nil {
 				t.Fatal(err)

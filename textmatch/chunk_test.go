@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/leakmap/leakmap/casedb"
-	"github.com/leakmap/leakmap/ingest"
+	"github.com/leakmap/leakmap/internal/simcase"
 	"github.com/leakmap/leakmap/simulate"
 	"github.com/leakmap/leakmap/sweep"
 	"github.com/leakmap/leakmap/textmatch"
@@ -22,20 +21,9 @@ func TestChunksMeasureAlike(t *testing.T) {
 		t.Skip("simulation end to end")
 	}
 	ctx := context.Background()
-	dir := t.TempDir()
 	cfg := simulate.DefaultConfig()
 	cfg.Requests = 12000
-	if _, err := simulate.Generate(ctx, nil, dir, cfg); err != nil {
-		t.Fatal(err)
-	}
-	db, err := casedb.Open(ctx, filepath.Join(dir, "case.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := ingest.Run(ctx, db, nil, []string{filepath.Join(dir, "logs")}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	dir, db := simcase.Ingested(t, cfg)
 	run := func(chunk int, out string) (*sweep.Summary, []byte) {
 		t.Helper()
 		defer func(old int) { *textmatch.MeasureChunkPairs = old }(*textmatch.MeasureChunkPairs)
