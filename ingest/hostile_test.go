@@ -323,41 +323,21 @@ func TestTruncatedCompressedFile(t *testing.T) {
 			data, _ := os.ReadFile(b)
 			os.WriteFile(b, data[:len(data)*6/10], 0o644)
 			last := writeFile(t, filepath.Join(dir, "c."+c.ext), gen("c", csvText))
-			db := openCase(t)
-			for pass := 1; pass <= 2; pass++ {
-				res, err := Run(context.Background(), db, nil, []string{a, b, last}, Options{})
-				if !errors.Is(err, errs.ErrInput) || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), b+" (truncated "+c.comp+" stream)") {
-					t.Fatalf("pass %d: err = %v, want an input error naming %s", pass, err, b)
-				}
-				if len(res.Files) != 3 {
-					t.Fatalf("pass %d: %d files", pass, len(res.Files))
-				}
-				if pass == 2 {
-					if !res.Files[1].AlreadyLoaded || res.Files[1].Damage == "" {
-						t.Errorf("rerun: %+v", res.Files[1])
-					}
-					continue
-				}
-				checkReconciled(t, db, res)
-				fa, fb, fc := res.Files[0], res.Files[1], res.Files[2]
-				if fa.Loaded != 2000 || fc.Loaded != 2000 || fa.Damage != "" || fc.Damage != "" {
-					t.Errorf("good files: %+v %+v", fa, fc)
-				}
-				if fb.Loaded < 100 || fb.Loaded >= 2000 || fb.Rejected != 1 || fb.Damage != "truncated "+c.comp+" stream" {
-					t.Errorf("truncated file: %+v", fb)
-				}
-				var reason string
-				var line int64
-				if err := db.QueryRow("SELECT reason, line FROM rejected_rows").Scan(&reason, &line); err != nil || reason != "truncated "+c.comp+" stream" {
-					t.Errorf("rejected row: %q %v", reason, err)
-				}
-				header := int64(0)
-				if strings.HasPrefix(c.ext, "csv") {
-					header = 1
-				}
-				if line != fb.Loaded+1+header {
-					t.Errorf("the cut line is %d, want %d (after the %d rows loaded)", line, fb.Loaded+1+header, fb.Loaded)
-				}
+			damage := "truncated " + c.comp + " stream"
+			fb, reason, line := damagedBetween(t, [3]string{a, b, last}, Options{}, 2000,
+				func(err error) bool { return errors.Is(err, errs.ErrInput) }, damage+")")
+			if fb.Loaded < 100 || fb.Loaded >= 2000 || fb.Rejected != 1 || fb.Damage != damage {
+				t.Errorf("truncated file: %+v", fb)
+			}
+			if reason != damage {
+				t.Errorf("rejected row: %q", reason)
+			}
+			header := int64(0)
+			if csvText {
+				header = 1
+			}
+			if line != fb.Loaded+1+header {
+				t.Errorf("the cut line is %d, want %d (after the %d rows loaded)", line, fb.Loaded+1+header, fb.Loaded)
 			}
 		})
 	}

@@ -102,6 +102,42 @@ func runLogged(t *testing.T, db *sql.DB, paths []string, opts Options) (*Result,
 	return res, logs.String()
 }
 
+// damagedBetween ingests a damaged file between two good ones twice: both
+// runs must fail as wantErr says (the damaged file named in it), the second
+// skipping the damaged file as loaded; on the first, every file is
+// reconciled and the good ones loaded good rows each, undamaged. It
+// returns the damaged file's result and its one rejected row, for the
+// caller's own checks.
+func damagedBetween(t *testing.T, files [3]string, opts Options, good int64, wantErr func(error) bool, want string) (damaged FileResult, reason string, line int64) {
+	t.Helper()
+	db := openCase(t)
+	for pass := 1; pass <= 2; pass++ {
+		res, err := Run(context.Background(), db, nil, files[:], opts)
+		if !wantErr(err) || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), files[1]+" ("+want) {
+			t.Fatalf("pass %d: err = %v, want it to name %s (%s", pass, err, files[1], want)
+		}
+		if len(res.Files) != 3 {
+			t.Fatalf("pass %d: %d files", pass, len(res.Files))
+		}
+		if pass == 2 {
+			if !res.Files[1].AlreadyLoaded || res.Files[1].Damage == "" {
+				t.Errorf("rerun: %+v", res.Files[1])
+			}
+			break
+		}
+		checkReconciled(t, db, res)
+		fa, fc := res.Files[0], res.Files[2]
+		if fa.Loaded != good || fc.Loaded != good || fa.Damage != "" || fc.Damage != "" {
+			t.Errorf("good files: %+v %+v", fa, fc)
+		}
+		damaged = res.Files[1]
+		if err := db.QueryRow("SELECT reason, line FROM rejected_rows").Scan(&reason, &line); err != nil {
+			t.Errorf("rejected row: %v", err)
+		}
+	}
+	return damaged, reason, line
+}
+
 func checkReconciled(t *testing.T, db *sql.DB, res *Result) {
 	t.Helper()
 	var sum Result

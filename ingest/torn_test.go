@@ -52,38 +52,20 @@ func TestTornLastLine(t *testing.T) {
 			a := writeFile(t, filepath.Join(dir, "a."+c.ext), gen("a", isCSV, 300))
 			b := writeFile(t, filepath.Join(dir, "b."+c.ext), tear(gen("b", isCSV, 300)))
 			last := writeFile(t, filepath.Join(dir, "c."+c.ext), gen("c", isCSV, 300))
-			db := openCase(t)
-			for pass := 1; pass <= 2; pass++ {
-				res, err := Run(context.Background(), db, nil, []string{a, b, last}, c.opts)
-				if errs.ExitCode(err) != 3 || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), b+" (torn last line") {
-					t.Fatalf("pass %d: err = %v, want exit 3 naming %s as torn", pass, err, b)
-				}
-				if pass == 2 {
-					if !res.Files[1].AlreadyLoaded || res.Files[1].Damage == "" {
-						t.Errorf("rerun: %+v", res.Files[1])
-					}
-					continue
-				}
-				checkReconciled(t, db, res)
-				fa, fb, fc := res.Files[0], res.Files[1], res.Files[2]
-				if fa.Loaded != 300 || fc.Loaded != 300 || fa.Damage != "" || fc.Damage != "" {
-					t.Errorf("good files: %+v %+v", fa, fc)
-				}
-				if fb.Loaded != 299 || fb.Rejected != 1 || fb.Damage != "torn last line" {
-					t.Errorf("torn file: %+v", fb)
-				}
-				var reason string
-				var line int64
-				if err := db.QueryRow("SELECT reason, line FROM rejected_rows").Scan(&reason, &line); err != nil || !strings.HasPrefix(reason, tornLastLine+": ") {
-					t.Errorf("rejected row: %q %v", reason, err)
-				}
-				header := int64(0)
-				if isCSV {
-					header = 1
-				}
-				if line != 300+header {
-					t.Errorf("torn line at %d, want %d", line, 300+header)
-				}
+			fb, reason, line := damagedBetween(t, [3]string{a, b, last}, c.opts, 300,
+				func(err error) bool { return errs.ExitCode(err) == 3 }, "torn last line")
+			if fb.Loaded != 299 || fb.Rejected != 1 || fb.Damage != "torn last line" {
+				t.Errorf("torn file: %+v", fb)
+			}
+			if !strings.HasPrefix(reason, tornLastLine+": ") {
+				t.Errorf("rejected row: %q", reason)
+			}
+			header := int64(0)
+			if isCSV {
+				header = 1
+			}
+			if line != 300+header {
+				t.Errorf("torn line at %d, want %d", line, 300+header)
 			}
 		})
 	}

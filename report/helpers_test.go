@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/incident"
+	"golang.org/x/net/html"
 )
 
 const testIncident = `id: WAI-TEST-0901
@@ -75,4 +77,19 @@ func writeReport(t testing.TB, db *sql.DB, inc *incident.Incident) (string, *Res
 		t.Fatalf("Write: %v", err)
 	}
 	return out, res
+}
+
+// writePage writes the report and returns its page's bytes and parse tree.
+func writePage(t testing.TB, db *sql.DB, inc *incident.Incident) ([]byte, *html.Node) {
+	t.Helper()
+	out, _ := writeReport(t, db, inc)
+	raw, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, doc
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -43,15 +42,7 @@ func text(n *html.Node) string {
 
 func TestPage(t *testing.T) {
 	db, inc := newCase(t)
-	out, _ := writeReport(t, db, inc)
-	raw, err := os.ReadFile(out + "/report.html")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, doc := writePage(t, db, inc)
 
 	// Self-contained: no scripts, no external resources of any kind.
 	svgs := map[string]*html.Node{}
@@ -269,12 +260,7 @@ func TestMarkupInIDs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, _ := writeReport(t, db, inc)
-	raw, _ := os.ReadFile(out + "/report.html")
-	doc, err := html.Parse(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, doc := writePage(t, db, inc)
 	var found bool
 	walk(doc, func(n *html.Node) {
 		if n.Type == html.ElementNode && n.Data == "b" {

@@ -2,9 +2,7 @@ package report
 
 import (
 	"archive/zip"
-	"bytes"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -21,15 +19,7 @@ import (
 func TestPageSweep(t *testing.T) {
 	db, inc := newCase(t)
 	dots := func() [][]string {
-		out, _ := writeReport(t, db, inc)
-		raw, err := os.ReadFile(out + "/report.html")
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := html.Parse(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, doc := writePage(t, db, inc)
 		var got [][]string
 		walk(doc, func(n *html.Node) {
 			if c, _ := attr(n, "class"); n.Data == "circle" && c == "sweep" {

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"context"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,15 +43,7 @@ func TestPageTemplateHasNoWords(t *testing.T) {
 // labels are the French catalogue's, and it says so (lang="fr").
 func TestPageLanguages(t *testing.T) {
 	db, inc := newCase(t)
-	out, _ := writeReport(t, db, inc)
-	raw, err := os.ReadFile(out + "/report.html")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, doc := writePage(t, db, inc)
 	en, fr := catalog.Get("en"), catalog.Get("fr")
 	var reg *html.Node
 	var h1 string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/emersion/go-smtp"
-	"github.com/leakmap/leakmap/casedb"
 )
 
 const notifyFixture = `
@@ -44,24 +42,14 @@ func (s cliSession) Logout() error { return nil }
 
 func TestNotifyCommands(t *testing.T) {
 	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "case.duckdb")
-	db, err := casedb.Open(context.Background(), dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(notifyFixture); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	incPath := filepath.Join(dir, "incident.yaml")
-	os.WriteFile(incPath, []byte(`id: WAI-T
+	dbPath, incPath := sqlCase(t, dir, notifyFixture, `id: WAI-T
 models: [glm-5.3]
 window: {start: 2026-08-27T00:00:00Z, end: 2026-09-09T14:00:00Z}
 aware_at: 2026-09-09T10:00:00Z
 as_of: 2026-09-10T09:00:00Z
 capacity: {prefill_pool_tokens: 681280, decode_pool_tokens: 3200000}
 provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com, country: FR}
-`), 0o644)
+`)
 	tenants := filepath.Join(dir, "tenants.csv")
 	os.WriteFile(tenants, []byte("tenant_id,name,email,language,jurisdiction\nt-alpha,Alpha,a@alpha.example,en,FR\n"), 0o644)
 	outbox := filepath.Join(dir, "outbox")
@@ -133,17 +121,7 @@ provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com
 // the keys and how many notices need it, and writes nothing.
 func TestNotifyDraftRefusesMissingLanguage(t *testing.T) {
 	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "case.duckdb")
-	db, err := casedb.Open(context.Background(), dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(notifyFixture); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	incPath := filepath.Join(dir, "incident.yaml")
-	os.WriteFile(incPath, []byte(`id: WAI-T
+	dbPath, incPath := sqlCase(t, dir, notifyFixture, `id: WAI-T
 models: [glm-5.3]
 window: {start: 2026-08-27T00:00:00Z, end: 2026-09-09T14:00:00Z}
 aware_at: 2026-09-09T10:00:00Z
@@ -153,7 +131,7 @@ provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com
 notices:
   consequences: Parts of prompts may have reached another customer.
   measures_taken: [model withdrawn]
-`), 0o644)
+`)
 	tenants := filepath.Join(dir, "tenants.csv")
 	os.WriteFile(tenants, []byte("tenant_id,name,email,language,jurisdiction\nt-alpha,Alpha,a@alpha.example,fr,FR\nt-gamma,Gamma,g@gamma.example,en,DE\n"), 0o644)
 	outbox := filepath.Join(dir, "outbox")

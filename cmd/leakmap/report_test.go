@@ -1,39 +1,27 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/leakmap/leakmap/casedb"
 )
 
 // TestReportCommand runs 'leakmap report' on the report package's test case.
 func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "case.duckdb")
-	db, err := casedb.Open(context.Background(), dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	script, err := os.ReadFile("../../report/testdata/case.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(string(script)); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	inc := filepath.Join(dir, "incident.yaml")
-	os.WriteFile(inc, []byte(`id: WAI-CLI
+	dbPath, inc := sqlCase(t, dir, string(script), `id: WAI-CLI
 models: [glm-5.3]
 window: {start: 2026-09-01T00:00:00Z, end: 2026-09-04T12:00:00Z}
 aware_at: 2026-09-09T10:00:00Z
 as_of: 2026-09-10T09:00:00Z
 capacity: {prefill_pool_tokens: 681280, decode_pool_tokens: 3200000}
-`), 0o644)
+`)
 	out := filepath.Join(dir, "out")
 
 	tests := []struct {
