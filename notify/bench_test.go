@@ -77,8 +77,8 @@ func BenchmarkDraft100k(b *testing.B) {
 	db, dir := bigCase(b, n)
 	inc := testIncident(b, "")
 	// Time the draft's own check, not the tests' proof of its shortcut.
-	defer func(v bool) { checkBuiltAgainstDecoded = v }(checkBuiltAgainstDecoded)
-	checkBuiltAgainstDecoded = false
+	defer func(v, w bool) { checkBuiltAgainstDecoded, checkQuickAgainstDigests = v, w }(checkBuiltAgainstDecoded, checkQuickAgainstDigests)
+	checkBuiltAgainstDecoded, checkQuickAgainstDigests = false, false
 	out := filepath.Join(b.TempDir(), "outbox")
 	if keep := os.Getenv("LEAKMAP_BENCH_OUTBOX"); keep != "" {
 		if b.N > 1 {

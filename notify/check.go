@@ -131,23 +131,96 @@ func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
 // line are cached by the line's text; only k-grams that cross a line
 // boundary are hashed for every message.
 type checker struct {
-	m     *manifest
-	f     *digestFilter // nil when the manifest changed since it was made
+	m *manifest
+	// quick: the manifest's quick set (quick.go) is used, and then no line
+	// cache is needed: a k-gram costs its cheap hash and, almost always,
+	// one read of the set's cached Bloom filter. Without it (a manifest
+	// read from a file), every k-gram and unit is hashed with SHA-256, and
+	// the hits of each line are cached by the line's text.
+	quick bool
+	f     *digestFilter // nil with quick
 	x     *hasher
 	ks    []int // every k to try: identifier and text lengths
 	lines map[string][]hit
 	units map[string][]unitInfo
 	norm  map[string]string
 
-	// A segment's words, their cheap hashes (when the manifest has a
-	// quick set), their lines, hits and mask, reused from segment to
-	// segment: fewer allocations mean fewer GC cycles, each of which scans
-	// the whole manifest.
+	// A segment's words, their cheap hashes (quick), their lines, hits,
+	// mask, units and prose flags, and a line's word offsets and unit
+	// spans, reused from segment to segment: fewer allocations mean fewer
+	// GC cycles, each of which scans the whole manifest.
 	ws     []string
 	wh     []uint64
 	lineOf []int
 	hits   []hit
 	masked []bool
+	us     []unitInfo
+	prose  []bool
+	starts []int
+	spans  []span
+	toks   []span
+	shadow *checker // checkQuickAgainstDigests
+	recent lineCache
+}
+
+// lineFacts is what the quick check finds in one line: its normalised
+// words and their cheap hashes, its generic units, and the hits of the
+// k-grams inside it (pos from the line's first word).
+type lineFacts struct {
+	w     []string
+	wh    []uint64
+	units []unitInfo
+	hits  []hit
+}
+
+// lineFactsOf finds the facts of one line as written (lineHits and
+// lineUnits, with the quick set).
+func (c *checker) lineFactsOf(raw string) *lineFacts {
+	line := strings.Clone(normalize(raw)) // the cache must not hold the segment
+	f := &lineFacts{}
+	c.starts = c.starts[:0]
+	f.w, c.starts = appendWordsAt(nil, c.starts, line)
+	f.wh = make([]uint64, len(f.w))
+	for i, x := range f.w {
+		f.wh[i] = wordHash(x)
+	}
+	f.units = c.appendQuickUnits(nil, line, f.w, f.wh, c.starts)
+	for _, k := range c.ks {
+		for i := 0; i+k <= len(f.w); i++ {
+			f.hits = c.hitsAt(f.w, f.wh, i, k, f.hits)
+		}
+	}
+	return f
+}
+
+// lineCache holds the facts of the lines seen lately, in two generations
+// of at most lineCacheSize lines: when the current one is full it becomes
+// the old one, and a line found there moves back to the current one. The
+// templates' lines stay; the lines only one notice has (its own figures,
+// names and request ids) leave after two generations. A small cache: the
+// shared caches of millions of lines cost a cache miss each.
+type lineCache struct {
+	cur, old map[string]*lineFacts
+}
+
+const lineCacheSize = 8192
+
+func (lc *lineCache) get(line string) *lineFacts {
+	if f, ok := lc.cur[line]; ok {
+		return f
+	}
+	if f, ok := lc.old[line]; ok {
+		lc.put(line, f)
+		return f
+	}
+	return nil
+}
+
+func (lc *lineCache) put(line string, f *lineFacts) {
+	if lc.cur == nil || len(lc.cur) >= lineCacheSize {
+		lc.old, lc.cur = lc.cur, make(map[string]*lineFacts, lineCacheSize)
+	}
+	lc.cur[line] = f
 }
 
 // hit is a k-gram of a line (or segment) found in the manifest.
@@ -157,9 +230,13 @@ type hit struct {
 	text   bool // a logged-text shingle, else an identifier
 }
 
-func newChecker(m *manifest) *checker {
-	c := &checker{m: m, x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
-	if m.quick == nil {
+func newChecker(m *manifest) *checker { return newCheckerQuick(m, m.quick != nil) }
+
+// newCheckerQuick is newChecker, told whether to use the manifest's quick
+// set (the tests check with and without it, and compare).
+func newCheckerQuick(m *manifest, quick bool) *checker {
+	c := &checker{m: m, quick: quick && m.quick != nil, x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
+	if !c.quick {
 		c.f = m.filter()
 	}
 	for _, k := range m.idKs {
@@ -174,7 +251,7 @@ func newChecker(m *manifest) *checker {
 // hitsAt tests the k-gram w[i:i+k] against the manifest; wh is w's cheap
 // word hashes when the manifest has a quick set.
 func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
-	if c.m.quick != nil && !c.m.quick.has(seqHash(wh[i:i+k])) {
+	if c.quick && !c.m.quick.has(seqHash(wh[i:i+k])) {
 		return out // not a k-gram of the manifest: no SHA-256, no probe
 	}
 	d := c.x.kgram(w[i : i+k])
@@ -254,7 +331,25 @@ func (c *checker) checkBuilt(eml []byte, spec *emlSpec, owner string, own number
 // notice any test drafts proves the shortcut.
 var checkBuiltAgainstDecoded bool
 
+// checkQuickAgainstDigests makes a checker that uses the quick set check
+// every message again without it (SHA-256 of every k-gram and unit, line
+// caches) and panic when the two disagree: set by the package's tests.
+var checkQuickAgainstDigests bool
+
 func (c *checker) checkSegments(segs []segment, owner string, own numberSet) []string {
+	reasons := c.segmentReasons(segs, owner, own)
+	if c.quick && checkQuickAgainstDigests {
+		if c.shadow == nil {
+			c.shadow = newCheckerQuick(c.m, false)
+		}
+		if slow := c.shadow.segmentReasons(segs, owner, own); !slices.Equal(slow, reasons) {
+			panic(fmt.Sprintf("the quick check differs from the digest check:\nquick  %q\ndigest %q", reasons, slow))
+		}
+	}
+	return reasons
+}
+
+func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []string {
 	var reasons []string
 	more := 0
 	add := func(r string) {
@@ -264,31 +359,49 @@ func (c *checker) checkSegments(segs []segment, owner string, own numberSet) []s
 			more++
 		}
 	}
-	quick := c.m.quick != nil
+	quick := c.quick
 	for _, seg := range segs {
 		w, wh, lineOf, hits := c.ws[:0], c.wh[:0], c.lineOf[:0], c.hits[:0]
-		var units []unitInfo // generic identifiers standing alone, in this segment
-		var prose []bool     // per line: running text, where bare numbers are checked
-		for li, raw := range strings.Split(seg.text, "\n") {
+		units := c.us[:0]    // generic identifiers standing alone, in this segment
+		prose := c.prose[:0] // per line: running text, where bare numbers are checked
+		for li, rest := 0, seg.text; ; li++ {
+			raw, after, more := strings.Cut(rest, "\n")
 			prose = append(prose, seg.kind == segProse || seg.kind == segHeaders && len(raw) >= 8 && strings.EqualFold(raw[:8], "subject:"))
-			line := c.normLine(raw)
-			units = append(units, c.lineUnits(line)...)
 			n := len(w)
-			w = appendWords(w, line)
-			lw := w[n:]
 			if quick {
-				for _, x := range lw {
-					wh = append(wh, wordHash(x))
+				// Most lines are the templates' own, the same in
+				// thousands of notices: their facts are cached by the
+				// line as written, in a small cache.
+				f := c.recent.get(raw)
+				if f == nil {
+					f = c.lineFactsOf(raw)
+					c.recent.put(strings.Clone(raw), f)
+				}
+				w = append(w, f.w...)
+				wh = append(wh, f.wh...)
+				units = append(units, f.units...)
+				for _, h := range f.hits {
+					h.pos += n
+					hits = append(hits, h)
+				}
+			} else {
+				line := c.normLine(raw)
+				units = append(units, c.lineUnits(line)...)
+				w = appendWords(w, line)
+				for _, h := range c.lineHits(line, w[n:], nil) {
+					h.pos += n
+					hits = append(hits, h)
 				}
 			}
-			for _, h := range c.lineHits(line, lw, wh[min(n, len(wh)):]) {
-				h.pos += n
-				hits = append(hits, h)
-			}
-			for range lw {
+			for range len(w) - n {
 				lineOf = append(lineOf, li)
 			}
+			if !more {
+				break
+			}
+			rest = after
 		}
+		c.us, c.prose = units, prose
 		// k-grams that span lines are not in any line's cache.
 		for _, k := range c.ks {
 			for i := 0; i+k <= len(w); i++ {
@@ -505,4 +618,33 @@ func (m *manifest) filter() *digestFilter {
 		m.digestFilter = newDigestFilter(m)
 	}
 	return m.digestFilter
+}
+
+// appendQuickUnits is lineUnits for the quick path, uncached: a unit's
+// words are the line's words inside its span (a span begins and ends next
+// to a character that is no letter or digit, or at the line's ends), so
+// their cheap hashes are at hand. starts is each word's offset in line.
+func (c *checker) appendQuickUnits(out []unitInfo, line string, lw []string, lwh []uint64, starts []int) []unitInfo {
+	if len(c.m.generic) == 0 || len(lw) == 0 {
+		return out
+	}
+	c.spans, c.toks = appendUnitSpans(line, c.spans[:0], c.toks)
+	for _, sp := range c.spans {
+		i, _ := slices.BinarySearch(starts, sp.a)
+		j := i
+		for j < len(lw) && j-i <= maxUnitWords && starts[j]+len(lw[j]) <= sp.b {
+			j++
+		}
+		if j == i || j-i > maxUnitWords {
+			continue
+		}
+		if !c.m.quick.has(seqHash(lwh[i:j])) {
+			continue // not an identifier of the manifest
+		}
+		w := lw[i:j]
+		if d := c.x.kgram(w); c.m.generic[d] {
+			out = append(out, unitInfo{d: d, numeric: vocabulary(nil).ordinary(w), token: sp.token})
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/templates"
@@ -186,4 +187,155 @@ func providerVocabulary(provider []string) vocabulary {
 		v.add(s)
 	}
 	return v
+}
+
+// span is a unit (units) as a byte range of its line.
+type span struct {
+	a, b  int
+	token bool
+}
+
+// unitSpans appends the units of one line (no line break in it) to out as
+// byte ranges, in the order units gives them, without allocating: the
+// draft's check finds each unit's words among the line's own.
+// TestUnitSpansMatchUnits holds the two equal.
+func unitSpans(line string, out []span) []span {
+	out, _ = appendUnitSpans(line, out, nil)
+	return out
+}
+
+// appendUnitSpans is unitSpans in one pass over the line; toks is scratch
+// space for the tokens, which come after the pieces.
+func appendUnitSpans(line string, out, toks []span) ([]span, []span) {
+	a, b := trimSpaces(line, 0, len(line))
+	if a == b {
+		return out, toks
+	}
+	out = append(out, span{a, b, false})
+	toks = toks[:0]
+	// pf, pl: the current piece's first and last non-space (a piece runs
+	// between delimiters, strings.FieldsFunc, then strings.TrimSpace; the
+	// whole line, when it has no delimiter, is no piece of its own); tf,
+	// tl: the current token's first and last letter or digit (a token runs
+	// between spaces, strings.Fields), joined when another character lies
+	// between them.
+	pf, pl, tf, tl, gap, joined := -1, -1, -1, -1, false, false
+	for i := a; ; {
+		k, n := uint8(cSpace|cDelim), 0
+		if i < b {
+			if c := line[i]; c < utf8.RuneSelf {
+				k, n = asciiClass[c], 1
+			} else {
+				k, n = runeClass(line, i)
+			}
+		}
+		if k&cDelim != 0 {
+			if pf >= 0 && pl-pf != b-a {
+				out = append(out, span{pf, pl, false})
+			}
+			pf = -1
+		} else if k&cSpace == 0 {
+			if pf < 0 {
+				pf = i
+			}
+			pl = i + n
+		}
+		switch {
+		case k&cSpace != 0:
+			if joined {
+				toks = append(toks, span{tf, tl, true})
+			}
+			tf, gap, joined = -1, false, false
+		case k&cWord != 0:
+			if tf < 0 {
+				tf = i
+			} else if gap {
+				joined = true
+			}
+			gap, tl = false, i+n
+		case tf >= 0:
+			gap = true
+		}
+		if i >= b {
+			break
+		}
+		i += n
+	}
+	return append(out, toks...), toks
+}
+
+// Character classes of the units' scan: unicode.IsSpace, a rune of
+// unitDelims, isWordRune.
+const (
+	cSpace = 1 << iota
+	cDelim
+	cWord
+)
+
+var asciiClass [utf8.RuneSelf]uint8
+
+func init() {
+	for c := range asciiClass {
+		asciiClass[c] = classOf(rune(c))
+	}
+}
+
+func classOf(r rune) uint8 {
+	var k uint8
+	if unicode.IsSpace(r) {
+		k |= cSpace
+	}
+	if strings.ContainsRune(unitDelims, r) {
+		k |= cDelim
+	}
+	if isWordRune(r) {
+		k |= cWord
+	}
+	return k
+}
+
+// runeClass is the class of the rune at s[i] and its size, as a range loop
+// decodes it (an invalid byte is U+FFFD, of no class).
+func runeClass(s string, i int) (uint8, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return asciiClass[c], 1
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && n == 1 {
+		return 0, 1
+	}
+	return classOf(r), n
+}
+
+// trimSpaces is s[a:b] with the spaces at both ends trimmed
+// (strings.TrimSpace), as a range of s.
+func trimSpaces(s string, a, b int) (int, int) {
+	for a < b && s[a] < utf8.RuneSelf && asciiClass[s[a]]&cSpace != 0 {
+		a++
+	}
+	for a < b && s[b-1] < utf8.RuneSelf {
+		if asciiClass[s[b-1]]&cSpace == 0 {
+			if k, _ := runeClass(s, a); k&cSpace == 0 {
+				return a, b
+			}
+			break
+		}
+		b--
+	}
+	for a < b {
+		k, n := runeClass(s, a)
+		if k&cSpace == 0 {
+			break
+		}
+		a += n
+	}
+	end := a
+	for i := a; i < b; {
+		k, n := runeClass(s, i)
+		i += n
+		if k&cSpace == 0 {
+			end = i
+		}
+	}
+	return a, end
 }

@@ -6,6 +6,7 @@ import (
 	"hash"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 type digest [16]byte
@@ -46,6 +47,17 @@ func words(s string) []string { return splitWords(normalize(s)) }
 
 // splitWords splits already normalised text into runs of letters and digits.
 func splitWords(s string) []string { return appendWords(nil, s) }
+
+// appendWordsAt is appendWords, also appending each word's byte offset in
+// s to starts.
+func appendWordsAt(out []string, starts []int, s string) ([]string, []int) {
+	n := len(out)
+	out = appendWords(out, s)
+	for _, w := range out[n:] {
+		starts = append(starts, int(uintptr(unsafe.Pointer(unsafe.StringData(w)))-uintptr(unsafe.Pointer(unsafe.StringData(s)))))
+	}
+	return out, starts
+}
 
 // appendWords appends the words of s (splitWords) to out. ASCII is judged
 // byte by byte, the rest rune by rune (an invalid byte reads as U+FFFD,

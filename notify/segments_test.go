@@ -11,7 +11,7 @@ import (
 
 // Every notice a test of this package drafts is checked both from its
 // parts and decoded (checkBuilt panics when they differ).
-func init() { checkBuiltAgainstDecoded = true }
+func init() { checkBuiltAgainstDecoded, checkQuickAgainstDigests = true, true }
 
 // builtSegments gives exactly the segments decodeMessage reads from the
 // same message, for bodies and attachments that stress the transfer
@@ -90,6 +90,47 @@ func TestAppendWordsMatchesRuneScan(t *testing.T) {
 	for _, s := range cases {
 		if got, want := appendWords([]string{"prefix"}, s)[1:], runeScan(s); !slices.Equal(got, want) {
 			t.Fatalf("%q: got %q, want %q", s, got, want)
+		}
+	}
+}
+
+// unitSpans gives exactly the units units gives of a line, in order, and
+// each unit's words are the line's words inside its span, whatever the
+// bytes: the draft's check relies on both.
+func TestUnitSpansMatchUnits(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"a", "Z", "0", "9", " ", "  ", "\t", "-", "_", "@", ".", ",", ";", ":", "|", "(", ")", "[", "]", "{", "}", "<", ">", "\"",
+		"«", "»", "“", "”", "„", "é", "ß", "٣", "日", "\xff", "\xc3", "\u00a0", "\u0085", "\u2003", "\u00ad", "\u200b", "Ω", "\x00", "ab", "t-1", "x@y.z"}
+	cases := []string{"", " ", "a", " t-alpha ", "Tenant: t-alpha (Alpha Labs)", "« Alpha »", "a,,b;  ;c", "\xffa-b\xff", "r-1, r-2: done."}
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(24) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, line := range cases {
+		want := units(line)
+		spans := unitSpans(line, nil)
+		if len(spans) != len(want) {
+			t.Fatalf("%q: %d spans, %d units: %+v / %+v", line, len(spans), len(want), spans, want)
+		}
+		w, starts := appendWordsAt(nil, nil, line)
+		for i, sp := range spans {
+			if got := line[sp.a:sp.b]; got != want[i].text || sp.token != want[i].token {
+				t.Fatalf("%q: span %d is %q (token %v), unit is %q (token %v)", line, i, got, sp.token, want[i].text, want[i].token)
+			}
+			var inside []string
+			for j, x := range w {
+				if starts[j] >= sp.a && starts[j]+len(x) <= sp.b {
+					inside = append(inside, x)
+				} else if starts[j] < sp.b && starts[j]+len(x) > sp.a {
+					t.Fatalf("%q: word %q straddles span %q", line, x, line[sp.a:sp.b])
+				}
+			}
+			if sw := splitWords(want[i].text); !slices.Equal(inside, sw) {
+				t.Fatalf("%q: span %q holds words %q, its text splits into %q", line, line[sp.a:sp.b], inside, sw)
+			}
 		}
 	}
 }
