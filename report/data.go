@@ -80,7 +80,7 @@ type Event struct {
 	Source string
 }
 
-// MapRow is one row of queries/report_tenant_map.sql.
+// MapRow is one cell of queries/report_tenant_map.sql.
 type MapRow struct {
 	Recipient    string
 	Source       string
@@ -88,6 +88,15 @@ type MapRow struct {
 	TierRank     int
 	Exposures    int64
 	SelfExposure bool
+}
+
+// TenantMap is queries/report_tenant_map.sql: the tenants drawn on the
+// map, in id order, the cells between them, and how many tenants each
+// role has.
+type TenantMap struct {
+	Recipients, Sources       []string
+	Cells                     []MapRow
+	AllRecipients, AllSources int
 }
 
 // Point is one row of queries/report_prompt_series.sql.
@@ -114,7 +123,7 @@ type caseData struct {
 	tiers    []TierRow
 	days     []DayRow
 	timeline []Event
-	tmap     []MapRow
+	tmap     TenantMap
 	series   Series
 	reg      []RegField
 	facts    *filing.Facts // the regulator filing, shared with the regulator notice
@@ -189,12 +198,7 @@ func loadCase(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time
 	}); err != nil {
 		return nil, err
 	}
-	if err := scanAll(ctx, db, "report_tenant_map", nil, func(r *sql.Rows) error {
-		var m MapRow
-		err := r.Scan(&m.Recipient, &m.Source, &m.Tier, &m.TierRank, &m.Exposures, &m.SelfExposure)
-		d.tmap = append(d.tmap, m)
-		return err
-	}); err != nil {
+	if d.tmap, err = loadTenantMap(ctx, db, mapMaxRecipients, mapMaxSources); err != nil {
 		return nil, err
 	}
 	if err := scanAll(ctx, db, "report_prompt_series", []any{inc.Models, maxPoints, seriesSlices}, func(r *sql.Rows) error {
@@ -226,6 +230,32 @@ func loadCase(ctx context.Context, db *sql.DB, inc *incident.Incident, asOf time
 		return nil, err
 	}
 	return d, nil
+}
+
+// loadTenantMap reads the map of the maxR recipient and maxS source
+// tenants with the most exposures.
+func loadTenantMap(ctx context.Context, db *sql.DB, maxR, maxS int) (TenantMap, error) {
+	var tm TenantMap
+	err := scanAll(ctx, db, "report_tenant_map", []any{maxR, maxS}, func(r *sql.Rows) error {
+		var kind string
+		var recip, src, tier sql.NullString
+		var rank, n sql.NullInt64
+		var self sql.NullBool
+		if err := r.Scan(&kind, &recip, &src, &tier, &rank, &n, &self, &tm.AllRecipients, &tm.AllSources); err != nil {
+			return err
+		}
+		switch kind {
+		case "recipient":
+			tm.Recipients = append(tm.Recipients, recip.String)
+		case "source":
+			tm.Sources = append(tm.Sources, src.String)
+		default:
+			tm.Cells = append(tm.Cells, MapRow{Recipient: recip.String, Source: src.String, Tier: tier.String,
+				TierRank: int(rank.Int64), Exposures: n.Int64, SelfExposure: self.Bool})
+		}
+		return nil
+	})
+	return tm, err
 }
 
 // query returns a query's SQL without its trailing semicolon, so it can be

@@ -435,13 +435,11 @@ const (
 
 // tenantMap draws a matrix: one row per recipient tenant, one column per
 // source tenant, each cell coloured by the strongest tier.
-func tenantMap(c *catalog.Catalog, rows []MapRow) (svg string, note string) {
-	recips, srcs := topTenants(rows, func(m MapRow) string { return m.Recipient }, mapMaxRecipients),
-		topTenants(rows, func(m MapRow) string { return m.Source }, mapMaxSources)
+func tenantMap(c *catalog.Catalog, tm TenantMap) (svg string, note string) {
+	recips, srcs := tm.Recipients, tm.Sources
 	ri, si := index(recips), index(srcs)
-	nr, ns := countDistinct(rows, func(m MapRow) string { return m.Recipient }), countDistinct(rows, func(m MapRow) string { return m.Source })
-	if len(recips) < nr || len(srcs) < ns {
-		note = c.MustT("report.page.tenant_map_capped", "recipients", len(recips), "all_recipients", nr, "sources", len(srcs), "all_sources", ns)
+	if len(recips) < tm.AllRecipients || len(srcs) < tm.AllSources {
+		note = c.MustT("report.page.tenant_map_capped", "recipients", len(recips), "all_recipients", tm.AllRecipients, "sources", len(srcs), "all_sources", tm.AllSources)
 	}
 	const cell, ml0, mt0 = 18.0, 8.0, 8.0
 	labelW := 8.0 + 7*float64(maxLen(recips))
@@ -464,7 +462,7 @@ func tenantMap(c *catalog.Catalog, rows []MapRow) (svg string, note string) {
 		xx := ml + cell*float64(j) + cell/2 + 3
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11" fill="#222" transform="rotate(-60 %s %s)">%s</text>`, f1(xx), f1(mt-4), f1(xx), f1(mt-4), esc(s))
 	}
-	for _, m := range rows {
+	for _, m := range tm.Cells {
 		i, ok1 := ri[m.Recipient]
 		j, ok2 := si[m.Source]
 		if !ok1 || !ok2 {
@@ -489,37 +487,6 @@ func tenantMap(c *catalog.Catalog, rows []MapRow) (svg string, note string) {
 	fmt.Fprintf(&b, `<rect x="%s" y="%s" width="12" height="12" fill="#fff" stroke="#777" stroke-dasharray="2 1"/><text x="%s" y="%s" font-size="11" fill="#222">%s</text>`, f1(lx), f1(ly), f1(lx+16), f1(ly+10), esc(c.MustT("report.chart.map_legend_self")))
 	fmt.Fprintf(&b, `<text x="4" y="%s" font-size="10" fill="#555">%s</text>`, f1(mt0+6), esc(c.MustT("report.chart.map_axes")))
 	return b.String() + "</svg>", note
-}
-
-// topTenants returns up to n tenant ids with the most exposures, in id order.
-func topTenants(rows []MapRow, key func(MapRow) string, n int) []string {
-	count := map[string]int64{}
-	for _, m := range rows {
-		count[key(m)] += m.Exposures
-	}
-	ids := make([]string, 0, len(count))
-	for id := range count {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		if count[ids[i]] != count[ids[j]] {
-			return count[ids[i]] > count[ids[j]]
-		}
-		return ids[i] < ids[j]
-	})
-	if len(ids) > n {
-		ids = ids[:n]
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-func countDistinct(rows []MapRow, key func(MapRow) string) int {
-	seen := map[string]bool{}
-	for _, m := range rows {
-		seen[key(m)] = true
-	}
-	return len(seen)
 }
 
 func index(ids []string) map[string]int {

@@ -147,9 +147,5 @@ func TestChartWordsFromCatalogue(t *testing.T) {
 }
 
 func tenantIDs(d *caseData) []string {
-	var ids []string
-	for _, m := range d.tmap {
-		ids = append(ids, m.Recipient, m.Source)
-	}
-	return ids
+	return append(slices.Clone(d.tmap.Recipients), d.tmap.Sources...)
 }
