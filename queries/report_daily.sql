@@ -12,11 +12,13 @@ WITH sweep AS (
     SELECT CAST(d AS DATE) AS day
     FROM bounds, generate_series(date_trunc('day', lo), date_trunc('day', hi), INTERVAL 1 DAY) g(d)
 ), aff AS (
-    SELECT CAST(ts AS DATE) AS day, count(*) AS affected_requests,
+    -- A time's UTC day from its epoch, not CAST(ts AS DATE): that cast goes
+    -- through ICU's calendar for every row (1 s of CPU at 10M requests).
+    SELECT DATE '1970-01-01' + CAST(floor(epoch_us(ts) / 86400000000) AS INTEGER) AS day, count(*) AS affected_requests,
            count(DISTINCT tenant_id) FILTER (WHERE tenant_id <> '') AS recipient_tenants -- '' is no tenant (unattributed)
     FROM affected_requests GROUP BY ALL
 ), expo AS (
-    SELECT CAST(trigger_ts AS DATE) AS day, count(*) AS cross_exposures
+    SELECT DATE '1970-01-01' + CAST(floor(epoch_us(trigger_ts) / 86400000000) AS INTEGER) AS day, count(*) AS cross_exposures
     FROM exposures WHERE NOT self_exposure GROUP BY ALL
 )
 SELECT days.day,

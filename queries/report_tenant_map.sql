@@ -2,22 +2,28 @@
 -- args: 60, 90
 -- An unattributed request (tenant_id '': no gateway record names its
 -- tenant) is drawn as '(unattributed)'. The page draws only the top
--- tenants, so only their cells leave the database (a 10M case has 1M pairs).
-WITH m AS MATERIALIZED (
+-- tenants, so only their cells leave the database (a 10M case has 1M
+-- pairs), and only theirs are grouped: the top tenants are picked first
+-- from the per-tenant counts, a few thousand groups.
+WITH recipients AS (
+    SELECT coalesce(nullif(recipient_tenant_id, ''), '(unattributed)') AS tenant_id, count(*) AS n
+    FROM exposures GROUP BY ALL
+), sources AS (
+    SELECT coalesce(nullif(source_tenant_id, ''), '(unattributed)') AS tenant_id, count(*) AS n
+    FROM exposures GROUP BY ALL
+), top_r AS (
+    SELECT tenant_id FROM recipients ORDER BY n DESC, tenant_id LIMIT $1
+), top_s AS (
+    SELECT tenant_id FROM sources ORDER BY n DESC, tenant_id LIMIT $2
+), cells AS (
     SELECT coalesce(nullif(recipient_tenant_id, ''), '(unattributed)') AS recipient_tenant_id,
            coalesce(nullif(source_tenant_id, ''), '(unattributed)') AS source_tenant_id,
            arg_min(tier, tier_rank) AS tier, min(tier_rank) AS tier_rank,
            count(*) AS exposures, bool_or(self_exposure) AS self_exposure
     FROM exposures
+    WHERE coalesce(nullif(recipient_tenant_id, ''), '(unattributed)') IN (SELECT tenant_id FROM top_r)
+      AND coalesce(nullif(source_tenant_id, ''), '(unattributed)') IN (SELECT tenant_id FROM top_s)
     GROUP BY ALL
-), recipients AS (
-    SELECT recipient_tenant_id AS tenant_id, sum(exposures) AS n FROM m GROUP BY ALL
-), sources AS (
-    SELECT source_tenant_id AS tenant_id, sum(exposures) AS n FROM m GROUP BY ALL
-), top_r AS (
-    SELECT tenant_id FROM recipients ORDER BY n DESC, tenant_id LIMIT $1
-), top_s AS (
-    SELECT tenant_id FROM sources ORDER BY n DESC, tenant_id LIMIT $2
 )
 SELECT x.*,
        (SELECT count(*) FROM recipients) AS all_recipients,
@@ -29,8 +35,6 @@ FROM (
     UNION ALL
     SELECT 'source', NULL, tenant_id, NULL, NULL, NULL, NULL FROM top_s
     UNION ALL
-    SELECT 'cell', m.* FROM m
-    WHERE m.recipient_tenant_id IN (SELECT tenant_id FROM top_r)
-      AND m.source_tenant_id IN (SELECT tenant_id FROM top_s)
+    SELECT 'cell', * FROM cells
 ) x
 ORDER BY kind, recipient_tenant_id, tier_rank, source_tenant_id;
