@@ -48,15 +48,25 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	}
 	start := time.Now()
 	// The evidence tables' Parquet files (DuckDB's writer, from their
-	// sorted queries) are written while the case's figures load; the
-	// workbook's sheets, the Arrow files and the page then read those files
-	// rather than sorting the tables again.
+	// sorted queries) are written first; the workbook's sheets, the Arrow
+	// files and the page then read those files rather than sorting the
+	// tables again. The case's figures load once the exposures are sorted,
+	// while the smaller tables are written: the exposures' sort is the
+	// report's peak of memory (1.7 GB at 10M requests), and the figures'
+	// queries beside it took the peak from 1.8 to 2.4 GB.
 	var exports []string
 	tables := ledgerTables()
 	exported := make(chan error, 1)
+	sorted := make(chan struct{})
 	ectx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
+		open := true
+		defer func() {
+			if open {
+				close(sorted)
+			}
+		}()
 		for i, t := range evidenceTables() {
 			p, err := exportParquet(ectx, db, t, outDir)
 			if err != nil {
@@ -66,10 +76,15 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 			a := filepath.Join(outDir, t.file+".arrow")
 			exports = append(exports, p, a)
 			tables = slices.Insert(tables, i, t.exported(p, a))
+			if t.file == "exposures" {
+				open = false
+				close(sorted)
+			}
 		}
 		logger.Debug("report: parquet written", "elapsed", time.Since(start).Round(time.Millisecond))
 		exported <- nil
 	}()
+	<-sorted
 	d, err := loadCase(ctx, db, inc, asOf)
 	if err != nil {
 		cancel()

@@ -310,14 +310,7 @@ func (tb *streamedTable) fill(ctx context.Context, db *sql.DB, st *styles, dir s
 			}
 		}
 	}()
-	err = arrowQuery(ctx, db, tb.t.sql, func(schema *arrow.Schema) error {
-		if tb.t.arrowOut == "" {
-			return nil
-		}
-		var err error
-		sink, err = newArrowSink(tb.t.arrowOut, schema)
-		return err
-	}, func(rec arrow.RecordBatch) error {
+	batch := func(rec arrow.RecordBatch) error {
 		if sink != nil {
 			if err := sink.write(rec); err != nil {
 				return err
@@ -347,9 +340,30 @@ func (tb *streamedTable) fill(ctx context.Context, db *sql.DB, st *styles, dir s
 			}
 		}
 		return ctx.Err()
-	})
+	}
+	pieces, err := tb.t.pieces(ctx, db)
 	if err != nil {
 		return err
+	}
+	var first *arrow.Schema
+	for _, q := range pieces {
+		if err = arrowQuery(ctx, db, q, func(schema *arrow.Schema) error {
+			if first != nil {
+				if !schema.Equal(first) {
+					return fmt.Errorf("the pieces' schemas differ: %s, then %s", first, schema)
+				}
+				return nil
+			}
+			first = schema
+			if tb.t.arrowOut == "" {
+				return nil
+			}
+			var err error
+			sink, err = newArrowSink(tb.t.arrowOut, schema)
+			return err
+		}, batch); err != nil {
+			return err
+		}
 	}
 	if written != tb.total {
 		return fmt.Errorf("wrote %d rows, the query counted %d", written, tb.total)
