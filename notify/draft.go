@@ -239,7 +239,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	// The tenant notices are checked and stored first: the regulator
 	// notice states their counts from the notices table, through the same
 	// queries as the report's Regulator sheet.
-	if _, err := checkAndStore(ctx, db, logger, outbox, man, res.Notices, checked); err != nil {
+	if _, err := checkAndStore(ctx, db, logger, outbox, false, man, res.Notices, checked); err != nil {
 		return nil, err
 	}
 	facts, err := filing.Load(ctx, db, inc, asOf)
@@ -266,7 +266,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	man.numbers[reg.File] = regOwn
 	man.files = append(man.files, reg.File)
 	res.Notices = append(res.Notices, reg.IndexRow)
-	if res.Check, err = checkAndStore(ctx, db, logger, outbox, man, res.Notices, checked); err != nil {
+	if res.Check, err = checkAndStore(ctx, db, logger, outbox, true, man, res.Notices, checked); err != nil {
 		return nil, err
 	}
 	for i := range res.Notices {
@@ -294,14 +294,17 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	return res, nil
 }
 
-// checkAndStore writes the manifest of the notices written so far, takes
+// checkAndStore writes the manifest of the notices written so far (when
+// writeManifest: the tenant notices' pass leaves it to the final one), takes
 // the isolation check of each notice made from memory as it was written
 // (checked: file -> reasons, the same check as 'notify check'), checks the
 // outbox's listing against the manifest as 'notify check' does, marks a
 // failing notice blocked, and rewrites the notices table.
-func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, man *manifest, notices []IndexRow, checked map[string]string) (*CheckResult, error) {
-	if err := man.write(filepath.Join(outbox, manifestName)); err != nil {
-		return nil, fmt.Errorf("outbox: %w", err)
+func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, writeManifest bool, man *manifest, notices []IndexRow, checked map[string]string) (*CheckResult, error) {
+	if writeManifest {
+		if err := man.write(filepath.Join(outbox, manifestName)); err != nil {
+			return nil, fmt.Errorf("outbox: %w", err)
+		}
 	}
 	check, err := checkListing(outbox, man, checked)
 	if err != nil {

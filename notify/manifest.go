@@ -160,17 +160,36 @@ func (m *manifest) write(path string) error {
 }
 
 func (m *manifest) writeTo(w io.Writer) {
-	fmt.Fprintf(w, "%s\nshingle %d\n", manifestMagic, shingleWords)
+	// Appended to one buffer, not printed line by line: a manifest of
+	// 100,000 notices has about a million lines.
+	b := make([]byte, 0, 1<<16)
+	flush := func() {
+		if len(b) >= 1<<16-256 {
+			w.Write(b)
+			b = b[:0]
+		}
+	}
+	b = append(b, manifestMagic+"\nshingle "...)
+	b = strconv.AppendInt(b, shingleWords, 10)
+	b = append(b, '\n')
 	for _, file := range slices.Sorted(slices.Values(m.files)) {
-		fmt.Fprintf(w, "notice %s %s %s\n", file, m.notices[file], m.numbers[file])
+		b = append(b, "notice "...)
+		b = append(b, file...)
+		b = append(b, ' ')
+		b = append(b, m.notices[file]...)
+		b = append(b, ' ')
+		b = append(b, m.numbers[file].String()...)
+		b = append(b, '\n')
+		flush()
 	}
 	owners := make([]string, 0, len(m.ownIDs))
 	for o := range m.ownIDs {
 		owners = append(owners, o)
 	}
 	sort.Strings(owners)
+	var entries []idEntry
 	for _, o := range owners {
-		entries := append([]idEntry(nil), m.ownIDs[o]...)
+		entries = append(entries[:0], m.ownIDs[o]...)
 		sort.Slice(entries, func(i, j int) bool {
 			if entries[i].kind != entries[j].kind {
 				return entries[i].kind < entries[j].kind
@@ -182,7 +201,18 @@ func (m *manifest) writeTo(w io.Writer) {
 			if m.generic[e.d] {
 				scope = "unit"
 			}
-			fmt.Fprintf(w, "id %s %s %d %x %s\n", o, e.kind, e.k, e.d[:], scope)
+			b = append(b, "id "...)
+			b = append(b, o...)
+			b = append(b, ' ')
+			b = append(b, e.kind...)
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, int64(e.k), 10)
+			b = append(b, ' ')
+			b = hex.AppendEncode(b, e.d[:])
+			b = append(b, ' ')
+			b = append(b, scope...)
+			b = append(b, '\n')
+			flush()
 		}
 	}
 	// Texts carry their k-gram length so the check knows which k to try.
@@ -190,11 +220,15 @@ func (m *manifest) writeTo(w io.Writer) {
 	for d := range m.texts {
 		texts = append(texts, d)
 	}
-	sort.Slice(texts, func(i, j int) bool { return bytes.Compare(texts[i][:], texts[j][:]) < 0 })
-	fmt.Fprintf(w, "textks %s\n", joinInts(m.textKs))
+	slices.SortFunc(texts, func(x, y digest) int { return bytes.Compare(x[:], y[:]) })
+	b = append(b, "textks "+joinInts(m.textKs)+"\n"...)
 	for _, d := range texts {
-		fmt.Fprintf(w, "text %x\n", d[:])
+		b = append(b, "text "...)
+		b = hex.AppendEncode(b, d[:])
+		b = append(b, '\n')
+		flush()
 	}
+	w.Write(b)
 }
 
 func joinInts(ks []int) string {

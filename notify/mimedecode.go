@@ -12,6 +12,7 @@ import (
 	"net/mail"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
@@ -174,7 +175,10 @@ func decodeCharset(b []byte, charset string) ([]string, error) {
 			return nil, fmt.Errorf("charset %s: %w", charset, err)
 		}
 	}
-	out := []string{strings.ToValidUTF8(text, " ")}
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, " ")
+	}
+	out := []string{text}
 	if bytes.IndexByte(b, 0) >= 0 {
 		for _, e := range []encoding.Encoding{unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)} {
 			if s, _, err := transform.String(unicode.BOMOverride(e.NewDecoder()), string(b)); err == nil {
@@ -220,6 +224,7 @@ func charsetTransformer(charset string) (transform.Transformer, error) {
 // caller, so that "&lt;b&gt;" never becomes a tag.
 func visibleText(s string) string {
 	var b strings.Builder
+	b.Grow(len(s))
 	for {
 		i := strings.IndexByte(s, '<')
 		if i < 0 {
@@ -270,6 +275,7 @@ func init() {
 // tagInteriors returns the inside of every HTML tag, one per line.
 func tagInteriors(s string) string {
 	var b strings.Builder
+	b.Grow(len(s) / 2)
 	for {
 		i := strings.IndexByte(s, '<')
 		if i < 0 {

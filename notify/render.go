@@ -149,6 +149,7 @@ func render(kind, lang string, view any) (rendered, error) {
 		return rendered{}, fmt.Errorf("no %s template in language %q", kind, lang)
 	}
 	var subj, body bytes.Buffer
+	body.Grow(16 << 10)
 	if err := t.ExecuteTemplate(&subj, "subject", view); err != nil {
 		return rendered{}, fmt.Errorf("%s.%s subject: %w", kind, lang, err)
 	}
@@ -248,6 +249,13 @@ func esc(s string) string {
 
 func htmlOf(blocks []block, lang, title string) string {
 	var b strings.Builder
+	n := 256
+	for _, bl := range blocks {
+		for _, l := range bl.lines {
+			n += len(l) + 16
+		}
+	}
+	b.Grow(n + n/8)
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"" + lang + "\">\n<head><meta charset=\"utf-8\"><title>" + html.EscapeString(title) + "</title></head>\n<body>\n")
 	for _, bl := range blocks {
 		switch bl.kind {
