@@ -161,7 +161,36 @@ type checker struct {
 	toks   []span
 	shadow *checker // checkQuickAgainstDigests
 	recent lineCache
+	neg    negCache
 }
+
+// negCache remembers the cheap hashes of k-grams lately found not in the
+// quick set, direct-mapped in 128 KiB: the k-grams that span two of the
+// templates' lines come back in every notice, and this table stays in the
+// core's own cache where the quick set's filter (1 MiB at 100,000
+// notices) does not. A hash is only ever remembered as absent from the
+// set as it was; when the set has grown since, the table is emptied.
+type negCache struct {
+	slots []uint64 // 0: empty
+	n     int      // the quick set's size when the slots were filled
+}
+
+const negCacheSlots = 1 << 14
+
+func (nc *negCache) known(q *quickSet, h uint64) bool {
+	if nc.slots == nil || nc.n != q.n {
+		if nc.slots == nil {
+			nc.slots = make([]uint64, negCacheSlots)
+		} else {
+			clear(nc.slots)
+		}
+		nc.n = q.n
+		return false
+	}
+	return h != 0 && nc.slots[h&(negCacheSlots-1)] == h
+}
+
+func (nc *negCache) add(h uint64) { nc.slots[h&(negCacheSlots-1)] = h }
 
 // lineFacts is what the quick check finds in one line: its normalised
 // words and their cheap hashes, its generic units, and the hits of the
@@ -251,8 +280,15 @@ func newCheckerQuick(m *manifest, quick bool) *checker {
 // hitsAt tests the k-gram w[i:i+k] against the manifest; wh is w's cheap
 // word hashes when the manifest has a quick set.
 func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
-	if c.quick && !c.m.quick.has(seqHash(wh[i:i+k])) {
-		return out // not a k-gram of the manifest: no SHA-256, no probe
+	if c.quick {
+		h := seqHash(wh[i : i+k])
+		if c.neg.known(c.m.quick, h) {
+			return out
+		}
+		if !c.m.quick.has(h) {
+			c.neg.add(h)
+			return out // not a k-gram of the manifest: no SHA-256, no probe
+		}
 	}
 	d := c.x.kgram(w[i : i+k])
 	if c.f != nil && !c.f.mayHold(c.m, d) {

@@ -409,6 +409,16 @@ func loadRequestRows(ctx context.Context, db *sql.DB) (map[string][]requestRow, 
 	}
 	defer rows.Close()
 	out := map[string][]requestRow{}
+	// Roles and tiers are a handful of words: one string each, not one per
+	// row (fewer objects for the GC to mark).
+	words := map[string]string{}
+	intern := func(s string) string {
+		if w, ok := words[s]; ok {
+			return w
+		}
+		words[s] = s
+		return s
+	}
 	for rows.Next() {
 		var tenant string
 		var r requestRow
@@ -416,7 +426,7 @@ func loadRequestRows(ctx context.Context, db *sql.DB) (map[string][]requestRow, 
 		if err := rows.Scan(&tenant, &r.Role, &r.RequestID, &r.TS, &r.Tier, &own); err != nil {
 			return nil, fmt.Errorf("tenant requests: %w", err)
 		}
-		r.Own = own.Bool
+		r.Own, r.Role, r.Tier = own.Bool, intern(r.Role), intern(r.Tier)
 		out[tenant] = append(out[tenant], r)
 	}
 	return out, rows.Err()

@@ -45,3 +45,26 @@ func TestQuickSetHoldsWhatItWasGiven(t *testing.T) {
 		t.Errorf("%d hashes never added are found", wrong)
 	}
 }
+
+// A hash the negative cache remembers as absent is forgotten as soon as
+// the quick set grows: the cache never hides an entry added later.
+func TestNegCacheForgetsWhenTheSetGrows(t *testing.T) {
+	q := newQuickSet()
+	q.add(11)
+	var nc negCache
+	h := uint64(0xfeedface)
+	if nc.known(q, h) || q.has(h) {
+		t.Fatal("known before anything was remembered")
+	}
+	nc.add(h)
+	if !nc.known(q, h) {
+		t.Fatal("not remembered")
+	}
+	q.add(h)
+	if nc.known(q, h) {
+		t.Fatal("still remembered as absent after the set gained it")
+	}
+	if nc.known(q, 0) {
+		t.Fatal("0 is the empty slot, never a remembered hash")
+	}
+}
