@@ -24,7 +24,7 @@ type replayOutput struct {
 	pairs, slots                *spill // (source, trigger, stale slots) and (trigger, unknown slots)
 	replayed, warnings, shrinks int64
 	instances                   int
-	queryTime, readTime         time.Duration // first batch, last batch (since the query started)
+	queryTime, readTime         time.Duration // the events table built, the last event read (since the replay started)
 	workerTime                  time.Duration // the replay itself, summed over instances
 }
 
@@ -53,6 +53,10 @@ func stringCol(rec arrow.RecordBatch, i int, query string) (stringColumn, error)
 // eventChunk is how many events the reader hands a replay worker at once.
 const eventChunk = 4096
 
+// readChunk is how many events one query reads back from the events table:
+// what the driver holds at once (~50 MB).
+const readChunk = 1 << 20
+
 // runReplay streams every decode instance's events through Arrow (the
 // query orders them by instance, then time) into one replayer per
 // instance, on up to one worker per CPU: an instance is replayed while the
@@ -60,7 +64,19 @@ const eventChunk = 4096
 // pool's live slots and owners, the reader a few chunks of events, and the
 // pairs found go to spill files as they come.
 func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, timeline []incident.CapacityChange, logStartUS int64, spillDir string) (_ *replayOutput, err error) {
-	const q = "analysis_06_replay_events"
+	const (
+		q      = "analysis_06_replay_events"
+		qChunk = "analysis_06b_replay_chunk"
+		qDrop  = "analysis_06c_drop_replay_events"
+		qOrder = "analysis_06a_insertion_order"
+	)
+	var ordered bool
+	if err := conn.QueryRowContext(ctx, queries.Get(qOrder)).Scan(&ordered); err != nil {
+		return nil, fmt.Errorf("analysis: %s: %w", qOrder, err)
+	}
+	if !ordered {
+		return nil, errors.New("analysis: DuckDB's preserve_insertion_order is off: the replay reads its events back in the order they were stored")
+	}
 	out := &replayOutput{}
 	if out.pairs, err = newSpill(spillDir, "pairs", 3); err != nil {
 		return nil, err
@@ -157,6 +173,11 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		cur    string
 		events chan []replayEvent
 		chunk  []replayEvent
+		// The last event read, to check the order the table gave: time,
+		// then releases before allocations (the query's tie-breaks are
+		// not checked).
+		lastT     int64
+		lastAlloc bool
 	)
 	send := func() {
 		if len(chunk) > 0 {
@@ -164,60 +185,86 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 			chunk = make([]replayEvent, 0, eventChunk)
 		}
 	}
-	t0 := time.Now()
-	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
-		rr, err := ar.QueryContext(ctx, queries.Get(q))
+	// read hands one batch's events to the instances' workers, starting a
+	// worker whenever the instance changes.
+	read := func(rec arrow.RecordBatch) error {
+		inst, err := stringCol(rec, 0, qChunk)
 		if err != nil {
-			return fmt.Errorf("analysis: %s: %w", q, err)
+			return err
 		}
-		defer rr.Release()
-		first := true
-		for rr.Next() {
-			if first {
-				out.queryTime = time.Since(t0)
-				first = false
-			}
-			rec := rr.RecordBatch()
-			inst, err := stringCol(rec, 0, q)
-			if err != nil {
+		var cols [5]*array.Int64
+		for i := range cols {
+			if cols[i], err = int64Col(rec, i+1, qChunk); err != nil {
 				return err
 			}
-			var cols [5]*array.Int64
-			for i := range cols {
-				if cols[i], err = int64Col(rec, i+1, q); err != nil {
+		}
+		tC, kindC, slotsC, owC, rowC := cols[0], cols[1], cols[2], cols[3], cols[4]
+		for i := 0; i < int(rec.NumRows()); i++ {
+			k := kindC.Value(i)
+			if k < int64(evRelease) || k > int64(evAllocFree) {
+				return fmt.Errorf("analysis: %s: kind %d on %s", qChunk, k, cur)
+			}
+			t, alloc := tC.Value(i), k != int64(evRelease)
+			if name := inst.Value(i); events == nil || name != cur {
+				if events != nil {
+					if name < cur {
+						return fmt.Errorf("analysis: %s: instance %q read after %q: the events are out of order", qChunk, name, cur)
+					}
+					send()
+					close(events)
+				}
+				cur = strings.Clone(name)
+				out.instances++
+				workers <- struct{}{}
+				events = make(chan []replayEvent, 16)
+				wg.Add(1)
+				go replay(cur, events)
+				chunk = make([]replayEvent, 0, eventChunk)
+			} else if t < lastT || (t == lastT && lastAlloc && !alloc) {
+				return fmt.Errorf("analysis: %s: on %s, an event at %d read after one at %d: the events are out of order", qChunk, cur, t, lastT)
+			}
+			lastT, lastAlloc = t, alloc
+			chunk = append(chunk, replayEvent{t: t, slots: slotsC.Value(i),
+				overwrite: owC.Value(i), rowID: rowC.Value(i), kind: eventKind(k)})
+			if len(chunk) == eventChunk {
+				send()
+			}
+		}
+		return nil
+	}
+	t0 := time.Now()
+	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) (err error) {
+		// The events go into a temp table (it spills past memory_limit)
+		// and come back readChunk at a time: a query's whole result would
+		// be held in memory by the driver, outside DuckDB's limit.
+		if err := rawExec(ctx, dc, q); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, rawExec(ctx, dc, qDrop)) }()
+		out.queryTime = time.Since(t0)
+		for lo := int64(0); ; lo += readChunk {
+			rr, err := ar.QueryContext(ctx, queries.Get(qChunk), lo, lo+readChunk)
+			if err != nil {
+				return fmt.Errorf("analysis: %s: %w", qChunk, err)
+			}
+			var n int64
+			for rr.Next() {
+				rec := rr.RecordBatch()
+				n += rec.NumRows()
+				if err := read(rec); err != nil {
+					rr.Release()
 					return err
 				}
 			}
-			tC, kindC, slotsC, owC, rowC := cols[0], cols[1], cols[2], cols[3], cols[4]
-			for i := 0; i < int(rec.NumRows()); i++ {
-				if name := inst.Value(i); events == nil || name != cur {
-					if events != nil {
-						send()
-						close(events)
-					}
-					cur = strings.Clone(name)
-					out.instances++
-					workers <- struct{}{}
-					events = make(chan []replayEvent, 16)
-					wg.Add(1)
-					go replay(cur, events)
-					chunk = make([]replayEvent, 0, eventChunk)
-				}
-				k := kindC.Value(i)
-				if k < int64(evRelease) || k > int64(evAllocFree) {
-					return fmt.Errorf("analysis: %s: kind %d on %s", q, k, cur)
-				}
-				chunk = append(chunk, replayEvent{t: tC.Value(i), slots: slotsC.Value(i),
-					overwrite: owC.Value(i), rowID: rowC.Value(i), kind: eventKind(k)})
-				if len(chunk) == eventChunk {
-					send()
-				}
+			err = rr.Err()
+			rr.Release()
+			if err != nil {
+				return fmt.Errorf("analysis: %s: %w", qChunk, err)
+			}
+			if n < readChunk {
+				return nil
 			}
 		}
-		if err := rr.Err(); err != nil {
-			return fmt.Errorf("analysis: %s: %w", q, err)
-		}
-		return nil
 	})
 	if events != nil {
 		send()

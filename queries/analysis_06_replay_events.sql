@@ -1,4 +1,4 @@
--- analysis: every decode instance's replay events in time order: each replayable row's allocation (ts) and release (end_ts), releases first at equal times.
+-- analysis: every decode instance's replay events in time order, as a temp table in that order: each replayable row's allocation (ts) and release (end_ts), releases first at equal times.
 -- Replayable: held decode slots, a decode instance, end_ts >= ts; any model,
 -- any time. Held slots: a joined call's decode record says
 -- (joined_requests.held_slots: a normal finish held them whatever the
@@ -11,6 +11,12 @@
 -- (end_ts, request_id, row_id). slots: prompt + completion rounded up to
 -- whole pages. overwrite: -1 for a normal row (writes every slot it gets),
 -- else 1 + completion_tokens for a trigger. A release carries neither.
+-- A table, read back in ranges of rowid (analysis_06b_replay_chunk): a
+-- query's result reaches Go whole (the driver materialises it, outside
+-- DuckDB's memory_limit), and the events are twice the rows; a temp table
+-- spills. The table keeps the ORDER BY's order (preserve_insertion_order,
+-- checked by analysis_06a), and the reader checks it again.
+CREATE OR REPLACE TEMP TABLE analysis_replay_events AS
 WITH replayable AS (
     SELECT r.decode_instance AS instance, r.request_id, r.row_id,
            epoch_us(r.ts) AS ts_us, epoch_us(r.end_ts) AS end_us,

@@ -8,24 +8,40 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
 )
 
+// readChunk is how many rows WriteQuery reads back at once.
+const readChunk = 1 << 17
+
 // WriteQuery writes the result of query to path (replaced whole, through a
 // temporary file beside it): a header of the column names, NULL as an empty
 // field, text neutralised, numbers and times as leakmap writes them.
+//
+// The result goes into a temp table first and is read back readChunk rows
+// at a time, in the table's order (the query's ORDER BY: DuckDB keeps a
+// table in insertion order): the driver holds a query's whole result in
+// memory, outside DuckDB's memory_limit, and an exposures file has a row
+// per exposure; a temp table spills.
 func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any) (err error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
+	defer conn.Close()
+	const table = "leakmap_csv_rows"
+	body := strings.TrimRight(strings.TrimSpace(query), ";")
+	if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE "+table+" AS\n"+body, args...); err != nil {
 		return err
 	}
+	defer func() {
+		if _, derr := conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table); err == nil {
+			err = derr
+		}
+	}()
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -39,29 +55,51 @@ func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any
 	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := NewWriter(bw)
-	if err := w.Write(cols); err != nil {
-		return err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	rec := make([]string, len(cols))
-	text := make([]bool, len(cols))
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
+	var vals, ptrs []any
+	var rec []string
+	var text []bool
+	for lo := int64(0); ; lo += readChunk {
+		n, err := func() (int64, error) {
+			rows, err := conn.QueryContext(ctx, "SELECT * FROM "+table+" WHERE rowid >= $1 AND rowid < $2", lo, lo+readChunk)
+			if err != nil {
+				return 0, err
+			}
+			defer rows.Close()
+			if vals == nil {
+				cols, err := rows.Columns()
+				if err != nil {
+					return 0, err
+				}
+				if err := w.Write(cols); err != nil {
+					return 0, err
+				}
+				vals, ptrs = make([]any, len(cols)), make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				rec, text = make([]string, len(cols)), make([]bool, len(cols))
+			}
+			var n int64
+			for rows.Next() {
+				if err := rows.Scan(ptrs...); err != nil {
+					return n, err
+				}
+				for i, v := range vals {
+					rec[i], text[i] = field(v)
+				}
+				if err := w.WriteMixed(rec, text); err != nil {
+					return n, err
+				}
+				n++
+			}
+			return n, rows.Err()
+		}()
+		if err != nil {
 			return err
 		}
-		for i, v := range vals {
-			rec[i], text[i] = field(v)
+		if n < readChunk {
+			break
 		}
-		if err := w.WriteMixed(rec, text); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
