@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,6 +33,13 @@ func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any
 		return err
 	}
 	defer conn.Close()
+	var ordered bool
+	if err := conn.QueryRowContext(ctx, "SELECT current_setting('preserve_insertion_order')::BOOLEAN").Scan(&ordered); err != nil {
+		return err
+	}
+	if !ordered {
+		return errors.New("DuckDB's preserve_insertion_order is off: the rows would lose their order")
+	}
 	const table = "leakmap_csv_rows"
 	body := strings.TrimRight(strings.TrimSpace(query), ";")
 	if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE "+table+" AS\n"+body, args...); err != nil {
