@@ -69,6 +69,8 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		qChunk = "analysis_06b_replay_chunk"
 		qDrop  = "analysis_06c_drop_replay_events"
 		qOrder = "analysis_06a_insertion_order"
+		qTable = "analysis_05c_replay_events_table"
+		qInsts = "analysis_05d_replay_instances"
 	)
 	var ordered bool
 	if err := conn.QueryRowContext(ctx, queries.Get(qOrder)).Scan(&ordered); err != nil {
@@ -233,15 +235,29 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		return nil
 	}
 	t0 := time.Now()
-	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) (err error) {
-		// The events go into a temp table (it spills past memory_limit)
-		// and come back readChunk at a time: a query's whole result would
-		// be held in memory by the driver, outside DuckDB's limit.
-		if err := rawExec(ctx, dc, q); err != nil {
-			return err
+	// The events go into a temp table (it spills past memory_limit), one
+	// instance's sort at a time, and come back readChunk at a time: a
+	// query's whole result would be held in memory by the driver, outside
+	// DuckDB's limit.
+	if _, err := conn.ExecContext(ctx, queries.Get(qTable)); err != nil {
+		return nil, fmt.Errorf("analysis: %s: %w", qTable, err)
+	}
+	defer func() {
+		if _, derr := conn.ExecContext(context.WithoutCancel(ctx), queries.Get(qDrop)); derr != nil && err == nil {
+			err = fmt.Errorf("analysis: %s: %w", qDrop, derr)
 		}
-		defer func() { err = errors.Join(err, rawExec(ctx, dc, qDrop)) }()
-		out.queryTime = time.Since(t0)
+	}()
+	names, err := instanceNames(ctx, conn, qInsts)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, err := conn.ExecContext(ctx, queries.Get(q), name); err != nil {
+			return nil, fmt.Errorf("analysis: %s (%s): %w", q, name, err)
+		}
+	}
+	out.queryTime = time.Since(t0)
+	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
 		for lo := int64(0); ; lo += readChunk {
 			rr, err := ar.QueryContext(ctx, queries.Get(qChunk), lo, lo+readChunk)
 			if err != nil {
@@ -276,6 +292,27 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		return nil, err
 	}
 	return out, nil
+}
+
+// instanceNames runs query (one text column) and returns its rows.
+func instanceNames(ctx context.Context, conn *sql.Conn, query string) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, queries.Get(query))
+	if err != nil {
+		return nil, fmt.Errorf("analysis: %s: %w", query, err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("analysis: %s: %w", query, err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("analysis: %s: %w", query, err)
+	}
+	return names, nil
 }
 
 // loadGoResults copies the replay's spilled results into the temp tables

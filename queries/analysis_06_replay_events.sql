@@ -1,4 +1,5 @@
--- analysis: every decode instance's replay events in time order, as a temp table in that order: each replayable row's allocation (ts) and release (end_ts), releases first at equal times.
+-- analysis: one decode instance's ($1) replay events in time order, appended to analysis_replay_events in that order: each replayable row's allocation (ts) and release (end_ts), releases first at equal times.
+-- args: 'decode-a'
 -- Replayable: held decode slots, a decode instance, end_ts >= ts; any model,
 -- any time. Held slots: a joined call's decode record says
 -- (joined_requests.held_slots: a normal finish held them whatever the
@@ -15,8 +16,10 @@
 -- query's result reaches Go whole (the driver materialises it, outside
 -- DuckDB's memory_limit), and the events are twice the rows; a temp table
 -- spills. The table keeps the ORDER BY's order (preserve_insertion_order,
--- checked by analysis_06a), and the reader checks it again.
-CREATE OR REPLACE TEMP TABLE analysis_replay_events AS
+-- checked by analysis_06a), and the reader checks it again. One instance
+-- at a time, in instance order (analysis_05d): a sort of all the events at
+-- once went 2.6 GB past memory_limit at 30M requests.
+INSERT INTO analysis_replay_events
 WITH replayable AS (
     SELECT r.decode_instance AS instance, r.request_id, r.row_id,
            epoch_us(r.ts) AS ts_us, epoch_us(r.end_ts) AS end_us,
@@ -29,7 +32,7 @@ WITH replayable AS (
     LEFT JOIN analysis_triggers t ON t.row_id = r.row_id
     LEFT JOIN joined_requests j ON j.row_id = r.row_id
     WHERE coalesce(j.held_slots, r.status IS NULL OR r.status BETWEEN 200 AND 299)
-      AND r.decode_instance IS NOT NULL
+      AND r.decode_instance = $1
       AND r.end_ts IS NOT NULL AND r.end_ts >= r.ts
 )
 SELECT instance,
@@ -41,4 +44,4 @@ SELECT instance,
 FROM replayable
 CROSS JOIN (VALUES (false), (true)) e(alloc)
 WHERE e.alloc OR end_us > ts_us
-ORDER BY instance, t, e.alloc, request_id, row_id;
+ORDER BY t, e.alloc, request_id, row_id;
