@@ -68,16 +68,11 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		q      = "analysis_06_replay_events"
 		qChunk = "analysis_06b_replay_chunk"
 		qDrop  = "analysis_06c_drop_replay_events"
-		qOrder = "analysis_06a_insertion_order"
 		qTable = "analysis_05c_replay_events_table"
 		qInsts = "analysis_05d_replay_instances"
 	)
-	var ordered bool
-	if err := conn.QueryRowContext(ctx, queries.Get(qOrder)).Scan(&ordered); err != nil {
-		return nil, fmt.Errorf("analysis: %s: %w", qOrder, err)
-	}
-	if !ordered {
-		return nil, errors.New("analysis: DuckDB's preserve_insertion_order is off: the replay reads its events back in the order they were stored")
+	if err := queries.InsertionOrdered(ctx, conn); err != nil {
+		return nil, fmt.Errorf("analysis: replay: %w", err)
 	}
 	out := &replayOutput{}
 	if out.pairs, err = newSpill(spillDir, "pairs", 3); err != nil {
@@ -258,29 +253,25 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	}
 	out.queryTime = time.Since(t0)
 	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
-		for lo := int64(0); ; lo += readChunk {
-			rr, err := ar.QueryContext(ctx, queries.Get(qChunk), lo, lo+readChunk)
+		return queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
+			rr, err := ar.QueryContext(ctx, queries.Get(qChunk), lo, hi)
 			if err != nil {
-				return fmt.Errorf("analysis: %s: %w", qChunk, err)
+				return 0, fmt.Errorf("analysis: %s: %w", qChunk, err)
 			}
+			defer rr.Release()
 			var n int64
 			for rr.Next() {
 				rec := rr.RecordBatch()
 				n += rec.NumRows()
 				if err := read(rec); err != nil {
-					rr.Release()
-					return err
+					return n, err
 				}
 			}
-			err = rr.Err()
-			rr.Release()
-			if err != nil {
-				return fmt.Errorf("analysis: %s: %w", qChunk, err)
+			if err := rr.Err(); err != nil {
+				return n, fmt.Errorf("analysis: %s: %w", qChunk, err)
 			}
-			if n < readChunk {
-				return nil
-			}
-		}
+			return n, nil
+		})
 	})
 	if events != nil {
 		send()

@@ -16,7 +16,7 @@
 -- query's result reaches Go whole (the driver materialises it, outside
 -- DuckDB's memory_limit), and the events are twice the rows; a temp table
 -- spills. The table keeps the ORDER BY's order (preserve_insertion_order,
--- checked by analysis_06a), and the reader checks it again. One instance
+-- checked by queries.InsertionOrdered), and the reader checks it again. One instance
 -- at a time, in instance order (analysis_05d): a sort of all the events at
 -- once went 2.6 GB past memory_limit at 30M requests.
 INSERT INTO analysis_replay_events

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/queries"
 )
 
 // readChunk is how many rows WriteQuery reads back at once.
@@ -33,12 +33,8 @@ func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any
 		return err
 	}
 	defer conn.Close()
-	var ordered bool
-	if err := conn.QueryRowContext(ctx, "SELECT current_setting('preserve_insertion_order')::BOOLEAN").Scan(&ordered); err != nil {
+	if err := queries.InsertionOrdered(ctx, conn); err != nil {
 		return err
-	}
-	if !ordered {
-		return errors.New("DuckDB's preserve_insertion_order is off: the rows would lose their order")
 	}
 	const table = "leakmap_csv_rows"
 	body := strings.TrimRight(strings.TrimSpace(query), ";")
@@ -66,48 +62,43 @@ func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any
 	var vals, ptrs []any
 	var rec []string
 	var text []bool
-	for lo := int64(0); ; lo += readChunk {
-		n, err := func() (int64, error) {
-			rows, err := conn.QueryContext(ctx, "SELECT * FROM "+table+" WHERE rowid >= $1 AND rowid < $2", lo, lo+readChunk)
+	err = queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
+		rows, err := conn.QueryContext(ctx, "SELECT * FROM "+table+" WHERE rowid >= $1 AND rowid < $2", lo, hi)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		if vals == nil {
+			cols, err := rows.Columns()
 			if err != nil {
 				return 0, err
 			}
-			defer rows.Close()
-			if vals == nil {
-				cols, err := rows.Columns()
-				if err != nil {
-					return 0, err
-				}
-				if err := w.Write(cols); err != nil {
-					return 0, err
-				}
-				vals, ptrs = make([]any, len(cols)), make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				rec, text = make([]string, len(cols)), make([]bool, len(cols))
+			if err := w.Write(cols); err != nil {
+				return 0, err
 			}
-			var n int64
-			for rows.Next() {
-				if err := rows.Scan(ptrs...); err != nil {
-					return n, err
-				}
-				for i, v := range vals {
-					rec[i], text[i] = field(v)
-				}
-				if err := w.WriteMixed(rec, text); err != nil {
-					return n, err
-				}
-				n++
+			vals, ptrs = make([]any, len(cols)), make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
 			}
-			return n, rows.Err()
-		}()
-		if err != nil {
-			return err
+			rec, text = make([]string, len(cols)), make([]bool, len(cols))
 		}
-		if n < readChunk {
-			break
+		var n int64
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				return n, err
+			}
+			for i, v := range vals {
+				rec[i], text[i] = field(v)
+			}
+			if err := w.WriteMixed(rec, text); err != nil {
+				return n, err
+			}
+			n++
 		}
+		return n, rows.Err()
+	})
+	if err != nil {
+		return err
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
