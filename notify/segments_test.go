@@ -79,14 +79,7 @@ func TestAppendWordsMatchesRuneScan(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	alphabet := []string{"a", "Z", "0", "9", " ", "-", "_", "@", "\n", "é", "ß", "٣", "５", "日", "\xff", "\xc3", "\u00ad", "\u200b", "Ω", "\x00"}
-	cases := []string{"", "a", "T-Alpha t_alpha", "bad\xffbyte", "x\xc3", "٣٤ digits"}
-	for range 2000 {
-		var b strings.Builder
-		for range r.IntN(20) {
-			b.WriteString(alphabet[r.IntN(len(alphabet))])
-		}
-		cases = append(cases, b.String())
-	}
+	cases := randomStrings(r, alphabet, 2000, 20, "", "a", "T-Alpha t_alpha", "bad\xffbyte", "x\xc3", "٣٤ digits")
 	for _, s := range cases {
 		if got, want := appendWords([]string{"prefix"}, s)[1:], runeScan(s); !slices.Equal(got, want) {
 			t.Fatalf("%q: got %q, want %q", s, got, want)
@@ -101,14 +94,7 @@ func TestUnitSpansMatchUnits(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	alphabet := []string{"a", "Z", "0", "9", " ", "  ", "\t", "-", "_", "@", ".", ",", ";", ":", "|", "(", ")", "[", "]", "{", "}", "<", ">", "\"",
 		"«", "»", "“", "”", "„", "é", "ß", "٣", "日", "\xff", "\xc3", "\u00a0", "\u0085", "\u2003", "\u00ad", "\u200b", "Ω", "\x00", "ab", "t-1", "x@y.z"}
-	cases := []string{"", " ", "a", " t-alpha ", "Tenant: t-alpha (Alpha Labs)", "« Alpha »", "a,,b;  ;c", "\xffa-b\xff", "r-1, r-2: done."}
-	for range 5000 {
-		var b strings.Builder
-		for range r.IntN(24) {
-			b.WriteString(alphabet[r.IntN(len(alphabet))])
-		}
-		cases = append(cases, b.String())
-	}
+	cases := randomStrings(r, alphabet, 5000, 24, "", " ", "a", " t-alpha ", "Tenant: t-alpha (Alpha Labs)", "« Alpha »", "a,,b;  ;c", "\xffa-b\xff", "r-1, r-2: done.")
 	for _, line := range cases {
 		want := units(line)
 		spans := unitSpans(line, nil)
@@ -133,4 +119,18 @@ func TestUnitSpansMatchUnits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomStrings is fixed followed by n strings of up to maxParts-1 pieces
+// of alphabet each, drawn from r.
+func randomStrings(r *rand.Rand, alphabet []string, n, maxParts int, fixed ...string) []string {
+	out := fixed
+	for range n {
+		var b strings.Builder
+		for range r.IntN(maxParts) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		out = append(out, b.String())
+	}
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // TestReportCommand runs 'leakmap report' on the report package's test case.
