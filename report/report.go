@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
@@ -61,12 +62,8 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	ectx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		open := true
-		defer func() {
-			if open {
-				close(sorted)
-			}
-		}()
+		sortedDone := sync.OnceFunc(func() { close(sorted) })
+		defer sortedDone()
 		for i, t := range evidenceTables() {
 			p, err := exportParquet(ectx, db, t, outDir)
 			if err != nil {
@@ -77,8 +74,7 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 			exports = append(exports, p, a)
 			tables = slices.Insert(tables, i, t.exported(p, a))
 			if t.file == "exposures" {
-				open = false
-				close(sorted)
+				sortedDone()
 			}
 		}
 		logger.Debug("report: parquet written", "elapsed", time.Since(start).Round(time.Millisecond))
