@@ -303,15 +303,16 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	return out
 }
 
-// lineHits returns the hits of the k-grams inside one line, cached.
-func (c *checker) lineHits(line string, w []string, wh []uint64) []hit {
+// lineHits returns the hits of the k-grams inside one line, cached (the
+// check without the quick set: there are no cheap hashes).
+func (c *checker) lineHits(line string, w []string) []hit {
 	if hs, ok := c.lines[line]; ok {
 		return hs
 	}
 	var hs []hit
 	for _, k := range c.ks {
 		for i := 0; i+k <= len(w); i++ {
-			hs = c.hitsAt(w, wh, i, k, hs)
+			hs = c.hitsAt(w, nil, i, k, hs)
 		}
 	}
 	if len(c.lines) >= 1<<20 {
@@ -424,7 +425,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 				line := c.normLine(raw)
 				units = append(units, c.lineUnits(line)...)
 				w = appendWords(w, line)
-				for _, h := range c.lineHits(line, w[n:], nil) {
+				for _, h := range c.lineHits(line, w[n:]) {
 					h.pos += n
 					hits = append(hits, h)
 				}
