@@ -18,7 +18,7 @@
 -- spills. The table keeps the ORDER BY's order (preserve_insertion_order,
 -- checked by queries.InsertionOrdered), and the reader checks it again. One instance
 -- at a time, in instance order (analysis_05d): a sort of all the events at
--- once went 2.6 GB past memory_limit at 30M requests.
+-- once went 2.5 GiB past memory_limit at 30M requests.
 INSERT INTO analysis_replay_events
 WITH replayable AS (
     SELECT r.decode_instance AS instance, r.request_id, r.row_id,
