@@ -30,6 +30,7 @@ type rowFormatter struct {
 	letters [][]byte // column letters, A, B, ...
 	cells   []cellFunc
 	ref     []byte
+	num     []byte // the row number's digits
 }
 
 func newRowFormatter(cols []column, st *styles) *rowFormatter {
@@ -70,11 +71,14 @@ func (f *rowFormatter) bind(rec arrow.RecordBatch) error {
 // row appends row r of the bound batch as sheet row n.
 func (f *rowFormatter) row(buf []byte, n, r int) []byte {
 	buf = append(buf, `<row r="`...)
+	digits := len(buf)
 	buf = strconv.AppendInt(buf, int64(n), 10)
+	// Each cell's reference is its column's letters and the row number,
+	// formatted once a row.
+	f.num = append(f.num[:0], buf[digits:]...)
 	buf = append(buf, `">`...)
 	for i, cell := range f.cells {
-		f.ref = append(f.ref[:0], f.letters[i]...)
-		f.ref = strconv.AppendInt(f.ref, int64(n), 10)
+		f.ref = append(append(f.ref[:0], f.letters[i]...), f.num...)
 		buf = cell(buf, f.ref, r)
 	}
 	return append(buf, `</row>`...)
@@ -141,16 +145,21 @@ func stringCell(buf, ref []byte, style int, s string) []byte {
 // without markup characters and without an _x that could start _xHHHH_.
 func plainXML(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '&' || c == '<' || c == '>' || c == '"' || c == '\'' {
-			return false
-		}
-		if c == '_' && i+1 < len(s) && s[i+1] == 'x' {
+		if c := s[i]; !plainByte[c] && (c != '_' || i+1 < len(s) && s[i+1] == 'x') {
 			return false
 		}
 	}
 	return true
 }
+
+// plainByte: the bytes plainXML passes without a second look ('_' is
+// looked at with the next byte).
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune("&<>\"'_", rune(c))
+	}
+	return t
+}()
 
 // bstrEscape escapes the text's _xHHHH_ sequences, which a reader would
 // otherwise decode as characters, the way excelize's writer does (a

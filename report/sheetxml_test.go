@@ -22,7 +22,7 @@ func TestSheetXMLMatchesExcelize(t *testing.T) {
 		"ctrl\x01\x1f", "bad utf8 \xff\xfe", "é ü 漢字 🙂", "_x0041_", "_x005F_", "_x005F_x0041_", "_x005F_xD800_",
 		"_xD800_ surrogate", "a_x12G4_b", "_x00", "x_x0041_y_x0042_", "shingles=12 run=16 rare=12 slots=1840 instance=dc-0",
 		"=HYPERLINK(\"http://evil.test\",\"r\")", strings.Repeat("long ", 7000), strings.Repeat("🙂", 17000),
-		"]]>", "\u2028sep", "\ufffd", "\x7f del",
+		"]]>", "\u2028sep", "\ufffd", "\x7f del", "snake_case_id", "ends_x", "_", "x_", "__x0041_",
 	}
 	mem := memory.NewGoAllocator()
 	schema := arrow.NewSchema([]arrow.Field{
