@@ -2,6 +2,7 @@ package casedb
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -153,5 +154,77 @@ func TestNewConnectionAfterSpill(t *testing.T) {
 	}
 	if _, err := os.Stat(path + ".tmp"); err != nil {
 		t.Errorf("no spill folder beside the case: %v", err)
+	}
+}
+
+// TestRFC3339Macro: the outputs' one time format, checked against Go's
+// formatting of the same instants (whole seconds, microseconds, before
+// 1970, the extremes, offsets other than UTC), and the values Go has no
+// instant for (NULL, ±infinity) as DuckDB writes them.
+func TestRFC3339Macro(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	format := func(tm time.Time) string {
+		if tm.Nanosecond() == 0 {
+			return tm.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		return tm.UTC().Format("2006-01-02T15:04:05.000000Z")
+	}
+	instants := []string{
+		"2026-09-09 16:00:00+02:00", "2026-09-09 14:00:00.5Z", "2026-09-09 14:00:00.000001Z",
+		"2026-02-28 23:59:59.999999-05:30", "1969-12-31 23:59:59.5Z", "1969-12-31 23:59:59Z",
+		"1900-03-01 12:00:00.000001Z", "0001-01-01 00:00:00Z", "9999-12-31 23:59:59.999999Z",
+	}
+	for _, in := range instants {
+		var tm time.Time
+		var got string
+		if err := db.QueryRowContext(ctx, "SELECT ?::TIMESTAMPTZ, rfc3339(?::TIMESTAMPTZ)", in, in).Scan(&tm, &got); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if want := format(tm); got != want {
+			t.Errorf("rfc3339(%s) = %s, want %s", in, got, want)
+		}
+	}
+	// A day of times 7,919,013 µs apart: every fraction and second.
+	var bad int
+	var sample string
+	rows, err := db.QueryContext(ctx, `SELECT t, rfc3339(t) FROM (SELECT TIMESTAMPTZ '2026-08-01 00:00:00Z' + to_microseconds(i * 7919013) AS t FROM range(20000) r(i))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var tm time.Time
+		var got string
+		if err := rows.Scan(&tm, &got); err != nil {
+			t.Fatal(err)
+		}
+		if want := format(tm); got != want {
+			bad++
+			sample = got + " want " + want
+		}
+	}
+	rows.Close()
+	if bad > 0 {
+		t.Errorf("%d of 20000 times formatted wrongly, e.g. %s", bad, sample)
+	}
+	for in, want := range map[string]sql.NullString{
+		"infinity":  {String: "infinity", Valid: true},
+		"-infinity": {String: "-infinity", Valid: true},
+	} {
+		var got sql.NullString
+		if err := db.QueryRowContext(ctx, "SELECT rfc3339(?::TIMESTAMPTZ)", in).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("rfc3339(%s) = %v, want %v", in, got, want)
+		}
+	}
+	var null sql.NullString
+	if err := db.QueryRowContext(ctx, "SELECT rfc3339(NULL::TIMESTAMPTZ)").Scan(&null); err != nil || null.Valid {
+		t.Errorf("rfc3339(NULL) = %v, %v; want NULL", null, err)
 	}
 }

@@ -145,11 +145,15 @@ ALTER TABLE send_ledger ADD COLUMN IF NOT EXISTS seq BIGINT;
 ALTER TABLE send_ledger ADD COLUMN IF NOT EXISTS sha256 VARCHAR;
 
 -- rfc3339(ts): the one time format of every output: UTC, whole seconds unless
--- the time has a fraction, then microseconds.
+-- the time has a fraction, then microseconds. Formatted from the epoch as a
+-- plain TIMESTAMP: strftime and microsecond() on a TIMESTAMPTZ go through
+-- ICU's calendar for every row, four times slower (an exposure row formats
+-- one or two times; 11M of them at 30M requests).
 CREATE OR REPLACE MACRO rfc3339(t) AS
     CASE WHEN t IS NULL THEN NULL
-         WHEN microsecond(t) % 1000000 = 0 THEN strftime(t, '%Y-%m-%dT%H:%M:%SZ')
-         ELSE strftime(t, '%Y-%m-%dT%H:%M:%S.%fZ') END;
+         WHEN NOT isfinite(t) THEN CAST(t AS VARCHAR)
+         WHEN epoch_us(t) % 1000000 = 0 THEN strftime(make_timestamp(epoch_us(t)), '%Y-%m-%dT%H:%M:%SZ')
+         ELSE strftime(make_timestamp(epoch_us(t)), '%Y-%m-%dT%H:%M:%S.%fZ') END;
 
 -- A fast ingest commits a file's rows together with a row here, then
 -- records the file in ingest_files and removes this row in a second
