@@ -16,8 +16,11 @@ WITH cut AS (
            r.row_id IN (SELECT row_id FROM cut) AS cut_at_prefill
     FROM requests r, analysis_params p
     WHERE (r.status IS NULL OR r.status BETWEEN 200 AND 299)
-      AND ((r.prompt_tokens > (SELECT least(p.prefill_pool, coalesce(min(c.pool_tokens), p.prefill_pool))
-                               FROM analysis_capacity c WHERE c.role = 'prefill') -- no pool is smaller: skip the rest early
+      -- no pool is smaller: skip the rest early. The subquery must not
+      -- name p: a correlated one makes DuckDB copy every request's columns
+      -- for a delim join (30M rows: 61 s and gigabytes, most of the step).
+      AND ((r.prompt_tokens > least(p.prefill_pool, coalesce((SELECT min(c.pool_tokens)
+                               FROM analysis_capacity c WHERE c.role = 'prefill'), p.prefill_pool))
             AND list_contains(p.models, r.model)
             AND r.ts >= p.window_start AND r.ts < p.window_end)
            OR r.row_id IN (SELECT row_id FROM cut))
