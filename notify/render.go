@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -101,9 +102,21 @@ type rendered struct {
 
 var (
 	parseOnce sync.Once
-	parsed    map[string]*texttemplate.Template // key: kind.lang
+	parsed    map[string]*noticeTemplate // key: kind.lang
 	parseErr  error
 )
+
+// noticeTemplate is one kind's template in one language: text/template's
+// parse of it, and "subject" and "body" compiled from that parse
+// (compiled.go), which is what render runs.
+type noticeTemplate struct {
+	tt            *texttemplate.Template
+	view          reflect.Type
+	subject, body cnode
+}
+
+// viewTypes are the views the kinds' templates are compiled against.
+var viewTypes = map[string]reflect.Type{"tenant": reflect.TypeFor[tenantView](), "regulator": reflect.TypeFor[regulatorView]()}
 
 // funcs bind a template to one language's catalogue.
 func funcs(c *catalog.Catalog) texttemplate.FuncMap {
@@ -115,9 +128,9 @@ func funcs(c *catalog.Catalog) texttemplate.FuncMap {
 	}
 }
 
-func loadTemplates() (map[string]*texttemplate.Template, error) {
+func loadTemplates() (map[string]*noticeTemplate, error) {
 	parseOnce.Do(func() {
-		parsed = map[string]*texttemplate.Template{}
+		parsed = map[string]*noticeTemplate{}
 		for _, kind := range []string{"tenant", "regulator"} {
 			for _, lang := range languages {
 				c, err := catalog.Load(lang)
@@ -125,40 +138,87 @@ func loadTemplates() (map[string]*texttemplate.Template, error) {
 					parseErr = err
 					return
 				}
-				t, err := texttemplate.New(kind).Funcs(funcs(c)).Option("missingkey=error").ParseFS(templates.FS, "notify/"+kind+".tmpl")
+				file := "notify/" + kind + ".tmpl"
+				t, err := texttemplate.New(kind).Funcs(funcs(c)).Option("missingkey=error").ParseFS(templates.FS, file)
 				if err != nil {
 					parseErr = fmt.Errorf("notice templates: %w", err)
 					return
 				}
-				parsed[kind+"."+lang] = t
+				nt := &noticeTemplate{tt: t, view: viewTypes[kind]}
+				for name, dst := range map[string]*cnode{"subject": &nt.subject, "body": &nt.body} {
+					sub := t.Lookup(name)
+					if sub == nil || sub.Tree == nil {
+						parseErr = fmt.Errorf("notice templates: %s defines no %q", file, name)
+						return
+					}
+					if *dst, err = compileTemplate(file, sub.Tree, c, nt.view); err != nil {
+						parseErr = fmt.Errorf("notice templates: %s (%s): %w", name, lang, err)
+						return
+					}
+				}
+				parsed[kind+"."+lang] = nt
 			}
 		}
 	})
 	return parsed, parseErr
 }
 
-// render runs the kind's template with lang's catalogue: "subject", and
-// "body", from which the text and the HTML part are both made.
-func render(kind, lang string, view any) (rendered, error) {
+func lookupTemplate(kind, lang string) (*noticeTemplate, error) {
 	sets, err := loadTemplates()
 	if err != nil {
-		return rendered{}, err
+		return nil, err
 	}
 	t, ok := sets[kind+"."+lang]
 	if !ok {
-		return rendered{}, fmt.Errorf("no %s template in language %q", kind, lang)
+		return nil, fmt.Errorf("no %s template in language %q", kind, lang)
+	}
+	return t, nil
+}
+
+// render runs the kind's compiled template with lang's catalogue:
+// "subject", and "body", from which the text and the HTML part are both
+// made.
+func render(kind, lang string, view any) (rendered, error) {
+	t, err := lookupTemplate(kind, lang)
+	if err != nil {
+		return rendered{}, err
+	}
+	dot := reflect.ValueOf(view)
+	if dot.Type() != t.view {
+		return rendered{}, fmt.Errorf("%s.%s: a %s, not a %s", kind, lang, dot.Type(), t.view)
 	}
 	var subj, body bytes.Buffer
 	body.Grow(16 << 10)
-	if err := t.ExecuteTemplate(&subj, "subject", view); err != nil {
+	if err := t.subject(&subj, dot); err != nil {
 		return rendered{}, fmt.Errorf("%s.%s subject: %w", kind, lang, err)
 	}
-	if err := t.ExecuteTemplate(&body, "body", view); err != nil {
+	if err := t.body(&body, dot); err != nil {
 		return rendered{}, fmt.Errorf("%s.%s body: %w", kind, lang, err)
 	}
-	subject := strings.Join(strings.Fields(subj.String()), " ")
-	blocks := parseBlocks(body.String())
-	return rendered{Subject: subject, Text: textOf(blocks), HTML: htmlOf(blocks, lang, subject)}, nil
+	return finishRender(lang, subj.String(), body.String()), nil
+}
+
+// renderTextTemplate is render through text/template itself, which the
+// tests hold the compiled templates to.
+func renderTextTemplate(kind, lang string, view any) (rendered, error) {
+	t, err := lookupTemplate(kind, lang)
+	if err != nil {
+		return rendered{}, err
+	}
+	var subj, body bytes.Buffer
+	if err := t.tt.ExecuteTemplate(&subj, "subject", view); err != nil {
+		return rendered{}, fmt.Errorf("%s.%s subject: %w", kind, lang, err)
+	}
+	if err := t.tt.ExecuteTemplate(&body, "body", view); err != nil {
+		return rendered{}, fmt.Errorf("%s.%s body: %w", kind, lang, err)
+	}
+	return finishRender(lang, subj.String(), body.String()), nil
+}
+
+func finishRender(lang, subj, body string) rendered {
+	subject := strings.Join(strings.Fields(subj), " ")
+	blocks := parseBlocks(body)
+	return rendered{Subject: subject, Text: textOf(blocks), HTML: htmlOf(blocks, lang, subject)}
 }
 
 // block is a heading, a paragraph (its lines) or a list (its items).
