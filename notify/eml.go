@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"mime"
 	"mime/multipart"
-	"mime/quotedprintable"
 	"net/mail"
 	"net/textproto"
 	"strings"
@@ -90,9 +89,7 @@ func buildEML(s emlSpec) []byte {
 	_ = alt.SetBoundary(altB)
 	for i, body := range []string{s.Text, s.HTML} {
 		w, _ := alt.CreatePart(bodyPartHeader(bodyPartTypes[i]))
-		qp := quotedprintable.NewWriter(w)
-		qp.Write([]byte(body))
-		qp.Close()
+		w.Write(appendQP(b.AvailableBuffer(), body))
 	}
 	alt.Close()
 	if a := s.Attachment; a != nil {
@@ -150,4 +147,56 @@ func foldHeader(name, value string) string {
 	}
 	b.WriteString(line + "\r\n")
 	return b.String()
+}
+
+// appendQP appends s encoded as Go's mime/quotedprintable.Writer (text
+// mode) writes it and Close ends it, byte for byte: lines of at most 76
+// characters with soft breaks, "=", control and non-ASCII bytes as =XX,
+// each line break (\r\n, \r or \n) as \r\n, a space or tab before one
+// encoded. One append instead of a Write per line through the multipart
+// writer (TestAppendQPMatchesWriter).
+func appendQP(dst []byte, s string) []byte {
+	const lineMaxLen, upperhex = 76, "0123456789ABCDEF"
+	start, cr := len(dst), false // start: where the current line begins
+	softBreak := func() {
+		dst = append(dst, '=', '\r', '\n')
+		start = len(dst)
+	}
+	encode := func(b byte) {
+		if lineMaxLen-1-(len(dst)-start) < 3 {
+			softBreak()
+		}
+		dst = append(dst, '=', upperhex[b>>4], upperhex[b&0x0f])
+	}
+	checkLastByte := func() {
+		if len(dst) > start {
+			if b := dst[len(dst)-1]; b == ' ' || b == '\t' {
+				dst = dst[:len(dst)-1]
+				encode(b)
+			}
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b == '\n' || b == '\r':
+			if cr && b == '\n' { // the \r already ended the line
+				cr = false
+				continue
+			}
+			cr = b == '\r'
+			checkLastByte()
+			dst = append(dst, '\r', '\n')
+			start = len(dst)
+		case b >= '!' && b <= '~' && b != '=' || b == ' ' || b == '\t':
+			if len(dst)-start == lineMaxLen-1 {
+				softBreak()
+			}
+			dst = append(dst, b)
+			cr = false
+		default:
+			encode(b) // leaves cr as it is, as the Writer does
+		}
+	}
+	checkLastByte()
+	return dst
 }
