@@ -160,6 +160,7 @@ type checker struct {
 	spans  []span
 	toks   []span
 	shadow *checker // checkQuickAgainstDigests
+	built  builtScratch
 	recent lineCache
 	neg    negCache
 }
@@ -350,7 +351,7 @@ func (c *checker) checkMessage(data []byte, owner string, own numberSet) []strin
 // checkBuilt is checkMessage of eml, the message buildEML wrote for spec,
 // from the parts in spec (builtSegments) instead of decoding eml again.
 func (c *checker) checkBuilt(eml []byte, spec *emlSpec, owner string, own numberSet) []string {
-	segs, ok := builtSegments(eml, spec)
+	segs, ok := builtSegments(eml, spec, &c.built)
 	if checkBuiltAgainstDecoded {
 		decoded, err := decodeMessage(eml)
 		if ok && (err != nil || !slices.Equal(segs, decoded)) {

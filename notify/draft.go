@@ -212,10 +212,11 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		row.ownNumbers = own.String()
 		sum := sha256.Sum256(eml)
 		row.SHA256 = hex.EncodeToString(sum[:])
-		files.write(row.File, eml)
 		// Checked from memory as written: the same check as 'notify
-		// check', without reading the outbox back.
+		// check', without reading the outbox back. Then written: the
+		// writer reuses the message's memory once it is in the file.
 		failures[i] = strings.Join(c.checkBuilt(eml, &spec, ownerKey(t.ID), own), "; ")
+		files.write(row.File, eml)
 		res.Notices[i] = row
 		return nil
 	}
@@ -500,12 +501,14 @@ func newOutboxWriter(dir string) *outboxWriter {
 					w.err = fmt.Errorf("outbox: %w", err)
 				}
 			}
+			emlBuffers.Put(&f.data)
 		}
 	}()
 	return w
 }
 
-// write queues one file; data must not change afterwards.
+// write queues one message; nothing may use data afterwards (its memory is
+// reused for the next messages, emlBuffers).
 func (w *outboxWriter) write(name string, data []byte) { w.ch <- outboxFile{name, data} }
 
 // close waits for every queued file and returns the first error.

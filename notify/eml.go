@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"net/textproto"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -55,6 +56,9 @@ func buildEML(s emlSpec) []byte {
 	mixedB, altB := emlBoundaries(s.MessageID)
 
 	var b bytes.Buffer
+	if p, _ := emlBuffers.Get().(*[]byte); p != nil {
+		b = *bytes.NewBuffer((*p)[:0])
+	}
 	b.Grow(4096 + len(s.Text) + 2*len(s.HTML))
 	header := func(name, value string) { b.WriteString(foldHeader(name, value)) }
 	header("Date", s.Date.UTC().Format(time.RFC1123Z))
@@ -104,6 +108,11 @@ func buildEML(s emlSpec) []byte {
 	mixed.Close()
 	return b.Bytes()
 }
+
+// emlBuffers holds the memory of messages already written to the outbox
+// (outboxWriter), which buildEML writes the next ones into: a message is
+// 16 KB, allocated anew for each of 100,000 notices otherwise.
+var emlBuffers sync.Pool
 
 // emlBoundaries are a message's two MIME boundaries, derived from its
 // Message-ID. "=_" can never occur in quoted-printable or base64 bodies.
@@ -187,11 +196,24 @@ func appendQP(dst []byte, s string) []byte {
 			checkLastByte()
 			dst = append(dst, '\r', '\n')
 			start = len(dst)
-		case b >= '!' && b <= '~' && b != '=' || b == ' ' || b == '\t':
-			if len(dst)-start == lineMaxLen-1 {
-				softBreak()
+		case qpPlain(b):
+			// A run of bytes written as they are, in pieces that fill
+			// each line to 75 characters before a soft break.
+			j := i + 1
+			for j < len(s) && qpPlain(s[j]) {
+				j++
 			}
-			dst = append(dst, b)
+			for i < j {
+				room := lineMaxLen - 1 - (len(dst) - start)
+				if room == 0 {
+					softBreak()
+					continue
+				}
+				n := min(room, j-i)
+				dst = append(dst, s[i:i+n]...)
+				i += n
+			}
+			i--
 			cr = false
 		default:
 			encode(b) // leaves cr as it is, as the Writer does
@@ -200,3 +222,6 @@ func appendQP(dst []byte, s string) []byte {
 	checkLastByte()
 	return dst
 }
+
+// qpPlain: a byte quoted-printable writes as it is.
+func qpPlain(b byte) bool { return b >= '!' && b <= '~' && b != '=' || b == ' ' || b == '\t' }

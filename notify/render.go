@@ -187,16 +187,23 @@ func render(kind, lang string, view any) (rendered, error) {
 	if dot.Type() != t.view {
 		return rendered{}, fmt.Errorf("%s.%s: a %s, not a %s", kind, lang, dot.Type(), t.view)
 	}
-	var subj, body bytes.Buffer
-	body.Grow(16 << 10)
-	if err := t.subject(&subj, dot); err != nil {
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer renderBuffers.Put(buf)
+	buf.Reset()
+	if err := t.subject(buf, dot); err != nil {
 		return rendered{}, fmt.Errorf("%s.%s subject: %w", kind, lang, err)
 	}
-	if err := t.body(&body, dot); err != nil {
+	subj := buf.String()
+	buf.Reset()
+	if err := t.body(buf, dot); err != nil {
 		return rendered{}, fmt.Errorf("%s.%s body: %w", kind, lang, err)
 	}
-	return finishRender(lang, subj.String(), body.String()), nil
+	return finishRender(lang, subj, buf.String()), nil
 }
+
+// renderBuffers are the buffers the templates run into, reused: their
+// output is copied out once.
+var renderBuffers = sync.Pool{New: func() any { b := new(bytes.Buffer); b.Grow(16 << 10); return b }}
 
 // renderTextTemplate is render through text/template itself, which the
 // tests hold the compiled templates to.
@@ -269,18 +276,41 @@ func parseBlocks(s string) []block {
 }
 
 func textOf(blocks []block) string {
-	var parts []string
-	for _, b := range blocks {
-		switch b.kind {
+	var b strings.Builder
+	n := 1
+	for _, bl := range blocks {
+		for _, l := range bl.lines {
+			n += len(l) + 3
+		}
+		n += 2
+	}
+	b.Grow(n)
+	for i, bl := range blocks {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		switch bl.kind {
 		case 'h':
-			parts = append(parts, upperHeading(b.lines[0]))
+			b.WriteString(upperHeading(bl.lines[0]))
 		case 'l':
-			parts = append(parts, "- "+strings.Join(b.lines, "\n- "))
+			for j, l := range bl.lines {
+				if j > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString("- ")
+				b.WriteString(l)
+			}
 		default:
-			parts = append(parts, strings.Join(b.lines, "\n"))
+			for j, l := range bl.lines {
+				if j > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(l)
+			}
 		}
 	}
-	return strings.Join(parts, "\n\n") + "\n"
+	b.WriteByte('\n')
+	return b.String()
 }
 
 // upperHeading capitalises a heading for the text part, keeping a leading
@@ -296,15 +326,17 @@ func upperHeading(h string) string {
 
 var emailRE = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+`)
 
-// esc escapes a line for HTML and links the e-mail addresses in it.
-func esc(s string) string {
+// writeEsc writes a line escaped for HTML, with the e-mail addresses in
+// it linked.
+func writeEsc(b *strings.Builder, s string) {
 	s = html.EscapeString(s)
 	if strings.IndexByte(s, '@') < 0 {
-		return s // no address to link (the regexp is most of the rendering's time)
+		b.WriteString(s) // no address to link (the regexp is most of the rendering's time)
+		return
 	}
-	return emailRE.ReplaceAllStringFunc(s, func(a string) string {
+	b.WriteString(emailRE.ReplaceAllStringFunc(s, func(a string) string {
 		return `<a href="mailto:` + a + `">` + a + `</a>`
-	})
+	}))
 }
 
 func htmlOf(blocks []block, lang, title string) string {
@@ -316,25 +348,37 @@ func htmlOf(blocks []block, lang, title string) string {
 		}
 	}
 	b.Grow(n + n/8)
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"" + lang + "\">\n<head><meta charset=\"utf-8\"><title>" + html.EscapeString(title) + "</title></head>\n<body>\n")
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"")
+	b.WriteString(lang)
+	b.WriteString("\">\n<head><meta charset=\"utf-8\"><title>")
+	b.WriteString(html.EscapeString(title))
+	b.WriteString("</title></head>\n<body>\n")
+	line := func(open, l, close string) {
+		b.WriteString(open)
+		writeEsc(&b, l)
+		b.WriteString(close)
+	}
 	for _, bl := range blocks {
 		switch bl.kind {
 		case '#':
-			b.WriteString("<h1>" + esc(bl.lines[0]) + "</h1>\n")
+			line("<h1>", bl.lines[0], "</h1>\n")
 		case 'h':
-			b.WriteString("<h2>" + esc(bl.lines[0]) + "</h2>\n")
+			line("<h2>", bl.lines[0], "</h2>\n")
 		case 'l':
 			b.WriteString("<ul>\n")
 			for _, l := range bl.lines {
-				b.WriteString("<li>" + esc(l) + "</li>\n")
+				line("<li>", l, "</li>\n")
 			}
 			b.WriteString("</ul>\n")
 		default:
-			lines := make([]string, len(bl.lines))
+			b.WriteString("<p>")
 			for i, l := range bl.lines {
-				lines[i] = esc(l)
+				if i > 0 {
+					b.WriteString("<br>\n")
+				}
+				writeEsc(&b, l)
 			}
-			b.WriteString("<p>" + strings.Join(lines, "<br>\n") + "</p>\n")
+			b.WriteString("</p>\n")
 		}
 	}
 	b.WriteString("</body>\n</html>\n")

@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/mail"
 	"net/textproto"
+	"strings"
 )
 
 // builtSegments returns the segments decodeMessage reads from eml, the
@@ -20,7 +21,14 @@ import (
 // byte in the attachment's name or type); the caller then decodes eml.
 // TestBuiltSegmentsMatchDecoding, and every draft under test
 // (checkBuiltAgainstDecoded), hold the two equal.
-func builtSegments(eml []byte, s *emlSpec) ([]segment, bool) {
+//
+// scratch (nil: none) lends the segments' slice and the bodies' bytes,
+// reused from notice to notice: the segments' texts are copies, so
+// nothing refers to it once the segments are checked.
+func builtSegments(eml []byte, s *emlSpec, scratch *builtScratch) ([]segment, bool) {
+	if scratch == nil {
+		scratch = &builtScratch{}
+	}
 	msg, err := mail.ReadMessage(bytes.NewReader(eml))
 	if err != nil {
 		return nil, false
@@ -29,7 +37,8 @@ func builtSegments(eml []byte, s *emlSpec) ([]segment, bool) {
 	if err != nil {
 		return nil, false
 	}
-	segs := make([]segment, 0, 10)
+	segs := scratch.segs[:0]
+	defer func() { scratch.segs = segs[:0] }()
 	segs = append(segs, segment{"headers", hb, segHeaders})
 	_, altB := emlBoundaries(s.MessageID)
 	leaf := func(h textproto.MIMEHeader, b []byte) bool {
@@ -58,7 +67,11 @@ func builtSegments(eml []byte, s *emlSpec) ([]segment, bool) {
 		return nil, false
 	}
 	for i, body := range []string{s.Text, s.HTML} {
-		if !leaf(bodyPartHeader(bodyPartTypes[i]), qpRoundTrip(body)) {
+		if scratch.body == nil {
+			scratch.body = make([]byte, 0, 16<<10) // never nil: nil is a multipart's own part
+		}
+		scratch.body = appendQPRoundTrip(scratch.body[:0], body)
+		if !leaf(bodyPartHeader(bodyPartTypes[i]), scratch.body) {
 			return nil, false
 		}
 	}
@@ -85,23 +98,25 @@ func plainHeaderValue(v string) bool {
 	return v == "" || v[0] != ' ' && v[len(v)-1] != ' '
 }
 
-// qpRoundTrip is what Go's quotedprintable reader gives back of what its
-// writer (text mode) wrote of s: the same bytes, each line break (\r\n, \r
-// or \n) as \r\n.
-func qpRoundTrip(s string) []byte {
-	out := make([]byte, 0, len(s)+len(s)/16)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\r':
-			if i+1 < len(s) && s[i+1] == '\n' {
-				i++
-			}
-			out = append(out, '\r', '\n')
-		case '\n':
-			out = append(out, '\r', '\n')
-		default:
-			out = append(out, c)
+// appendQPRoundTrip appends what Go's quotedprintable reader gives back of
+// what its writer (text mode) wrote of s: the same bytes, each line break
+// (\r\n, \r or \n) as \r\n.
+func appendQPRoundTrip(out []byte, s string) []byte {
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			return append(out, s...)
 		}
+		out = append(append(out, s[:i]...), '\r', '\n')
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			i++
+		}
+		s = s[i+1:]
 	}
-	return out
+}
+
+// builtScratch is the memory builtSegments reuses.
+type builtScratch struct {
+	segs []segment
+	body []byte
 }
