@@ -149,20 +149,23 @@ type checker struct {
 	// mask, units and prose flags, and a line's word offsets and unit
 	// spans, reused from segment to segment: fewer allocations mean fewer
 	// GC cycles, each of which scans the whole manifest.
-	ws     []string
-	wh     []uint64
-	lineOf []int
-	hits   []hit
-	masked []bool
-	us     []unitInfo
-	prose  []bool
-	starts []int
-	spans  []span
-	toks   []span
-	shadow *checker // checkQuickAgainstDigests
-	built  builtScratch
-	recent lineCache
-	neg    negCache
+	ws       []string
+	wh       []uint64
+	lineOf   []int
+	hits     []hit
+	masked   []bool
+	us       []unitInfo
+	prose    []bool
+	starts   []int
+	spans    []span
+	toks     []span
+	shadow   *checker // checkQuickAgainstDigests
+	wlines   []wordLine
+	pairs    pairCache
+	pairHits []*pairFacts
+	built    builtScratch
+	recent   lineCache
+	neg      negCache
 }
 
 // negCache remembers the cheap hashes of k-grams lately found not in the
@@ -192,6 +195,103 @@ func (nc *negCache) known(q *quickSet, h uint64) bool {
 }
 
 func (nc *negCache) add(h uint64) { nc.slots[h&(negCacheSlots-1)] = h }
+
+// wordLine is a line of a segment that has words: its facts and where its
+// words start among the segment's.
+type wordLine struct {
+	f     *lineFacts
+	start int
+}
+
+// crossLineHits appends the hits of the k-grams that span lines, in the
+// order the loop "for each k, for each i where the k-gram spans lines"
+// finds them (the hits are later sorted by position only, so their order
+// must not change). A spanning k-gram starts in one line A; either it
+// ends in the next line with words, B, and is one of the pair (A, B)'s
+// k-grams, found once per pair of lines (pairCache: the templates' lines
+// follow one another the same way in thousands of notices), or it goes
+// beyond B and is tested here. Within A the first kind start before the
+// second, so the order is kept.
+func (c *checker) crossLineHits(w []string, wh []uint64, lines []wordLine, hits []hit) []hit {
+	if len(lines) < 2 {
+		return hits
+	}
+	pairs := c.pairHits[:0]
+	for j := 0; j+1 < len(lines); j++ {
+		pairs = append(pairs, c.pairOf(w, wh, lines[j], lines[j+1]))
+	}
+	c.pairHits = pairs
+	for ki, k := range c.ks {
+		for j, p := range pairs {
+			a, b := lines[j], lines[j+1]
+			from := 0
+			if ki > 0 {
+				from = p.ends[ki-1]
+			}
+			for _, h := range p.hits[from:p.ends[ki]] {
+				h.pos += a.start
+				hits = append(hits, h)
+			}
+			endB := b.start + len(b.f.w)
+			for i := max(a.start, b.start-k+1); i < b.start; i++ {
+				if i+k > endB && i+k <= len(w) {
+					hits = c.hitsAt(w, wh, i, k, hits)
+				}
+			}
+		}
+	}
+	return hits
+}
+
+// pairFacts is the hits of the k-grams that start in one line and end in
+// the next line with words, for each k of the checker in turn: hits[
+// ends[ki-1]:ends[ki]] are those of ks[ki], pos from the first line's
+// first word.
+type pairFacts struct {
+	hits []hit
+	ends []int
+}
+
+// pairCache holds the pairs of lines seen lately, in two generations (as
+// lineCache), emptied when the quick set grows (as negCache): a pair's
+// hits are those of the set as it was.
+type pairCache struct {
+	cur, old map[[2]*lineFacts]*pairFacts
+	n        int
+}
+
+func (c *checker) pairOf(w []string, wh []uint64, a, b wordLine) *pairFacts {
+	pc := &c.pairs
+	if pc.n != c.m.quick.n {
+		pc.cur, pc.old, pc.n = nil, nil, c.m.quick.n
+	}
+	key := [2]*lineFacts{a.f, b.f}
+	if p, ok := pc.cur[key]; ok {
+		return p
+	}
+	p, ok := pc.old[key]
+	if !ok {
+		p = &pairFacts{ends: make([]int, len(c.ks))}
+		endB := b.start + len(b.f.w)
+		for ki, k := range c.ks {
+			for i := max(a.start, b.start-k+1); i < b.start; i++ {
+				if i+k <= endB {
+					n := len(p.hits)
+					p.hits = c.hitsAt(w, wh, i, k, p.hits)
+					for x := n; x < len(p.hits); x++ {
+						p.hits[x].pos -= a.start
+					}
+				}
+			}
+			p.ends[ki] = len(p.hits)
+		}
+	}
+	if pc.cur == nil || len(pc.cur) >= lineCacheSize {
+		pc.old, pc.cur = pc.cur, make(map[[2]*lineFacts]*pairFacts, lineCacheSize)
+	}
+	pc.cur[key] = p
+	return p
+}
 
 // lineFacts is what the quick check finds in one line: its normalised
 // words and their cheap hashes, its generic units, and the hits of the
@@ -402,6 +502,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 		w, wh, lineOf, hits := c.ws[:0], c.wh[:0], c.lineOf[:0], c.hits[:0]
 		units := c.us[:0]    // generic identifiers standing alone, in this segment
 		prose := c.prose[:0] // per line: running text, where bare numbers are checked
+		wlines := c.wlines[:0]
 		for li, rest := 0, seg.text; ; li++ {
 			raw, after, more := strings.Cut(rest, "\n")
 			prose = append(prose, seg.kind == segProse || seg.kind == segHeaders && len(raw) >= 8 && strings.EqualFold(raw[:8], "subject:"))
@@ -414,6 +515,9 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 				if f == nil {
 					f = c.lineFactsOf(raw)
 					c.recent.put(strings.Clone(raw), f)
+				}
+				if len(f.w) > 0 {
+					wlines = append(wlines, wordLine{f, len(w)})
 				}
 				w = append(w, f.w...)
 				wh = append(wh, f.wh...)
@@ -439,12 +543,16 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 			}
 			rest = after
 		}
-		c.us, c.prose = units, prose
+		c.us, c.prose, c.wlines = units, prose, wlines
 		// k-grams that span lines are not in any line's cache.
-		for _, k := range c.ks {
-			for i := 0; i+k <= len(w); i++ {
-				if lineOf[i] != lineOf[i+k-1] {
-					hits = c.hitsAt(w, wh, i, k, hits)
+		if quick {
+			hits = c.crossLineHits(w, wh, wlines, hits)
+		} else {
+			for _, k := range c.ks {
+				for i := 0; i+k <= len(w); i++ {
+					if lineOf[i] != lineOf[i+k-1] {
+						hits = c.hitsAt(w, wh, i, k, hits)
+					}
 				}
 			}
 		}
