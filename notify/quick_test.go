@@ -2,6 +2,7 @@ package notify
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -66,5 +67,49 @@ func TestNegCacheForgetsWhenTheSetGrows(t *testing.T) {
 	}
 	if nc.known(q, 0) {
 		t.Fatal("0 is the empty slot, never a remembered hash")
+	}
+}
+
+// Another tenant's identifier split over lines is found by the quick
+// check, which finds the k-grams spanning two lines once per pair of lines
+// (pairCache), as by the digest check: over two lines, over three and more
+// (a line shorter than the identifier), across empty lines, at the start
+// and the end of a segment, and again in later notices whose lines the
+// caches already hold.
+func TestQuickCheckFindsIdentifiersAcrossLines(t *testing.T) {
+	m := newManifest()
+	x := newHasher()
+	m.addIdentifier(x, "t-other", "tenant_name", "Zyx Quorra Vell Tamsin Orbit Lake")
+	m.addIdentifier(x, "t-other", "email", "ops@quorra.example")
+	m.addIdentifier(x, "t-self", "tenant_name", "Plain Owner Name")
+	cases := []struct {
+		text string
+		hit  bool
+	}{
+		{"Dear customer,\nZyx Quorra Vell\nTamsin Orbit Lake\nregards", true},       // two lines
+		{"Dear customer,\nZyx Quorra\nVell\nTamsin\nOrbit Lake\nregards", true},     // five lines
+		{"Dear customer, Zyx\n\n\nQuorra Vell Tamsin Orbit\n\nLake, regards", true}, // empty lines between
+		{"Zyx\nQuorra Vell Tamsin Orbit Lake", true},                                // the segment's start
+		{"see Zyx Quorra Vell Tamsin Orbit\nLake", true},                            // its end
+		{"write to ops@\nquorra.example today", true},
+		{"Dear customer,\nZyx Quorra Vell\nTamsin Orbit Pond\nregards", false},
+		{"Dear customer,\nPlain Owner\nName\nregards", false}, // the owner's own
+	}
+	quick, digest := newCheckerQuick(m, true), newCheckerQuick(m, false)
+	if !quick.quick || digest.quick {
+		t.Fatal("the two checkers must differ in the quick set")
+	}
+	for round := range 3 { // later rounds: the lines and pairs are cached
+		for _, tc := range cases {
+			segs := []segment{{"text/plain part", tc.text, segProse}, {"text/html part", "intro\n" + tc.text + "\nend", segProse}}
+			got := quick.segmentReasons(segs, ownerKey("t-self"), numberSet{})
+			want := digest.segmentReasons(segs, ownerKey("t-self"), numberSet{})
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, %q: quick %q, digest %q", round, tc.text, got, want)
+			}
+			if (len(got) > 0) != tc.hit {
+				t.Errorf("round %d, %q: reasons %q, want a hit: %v", round, tc.text, got, tc.hit)
+			}
+		}
 	}
 }
