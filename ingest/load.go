@@ -90,7 +90,15 @@ func (l *loader) load(ctx context.Context) error {
 	}
 	if l.fi.format == formatJSONL && l.m.isIdentity() && !testForceChecked {
 		mark := l.prog.mark()
-		ok, err := l.fast(ctx)
+		ok, err := l.arrowFast(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		l.prog.rewind(mark)
+		ok, err = l.fast(ctx)
 		if err != nil {
 			return err
 		}

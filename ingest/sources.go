@@ -92,7 +92,13 @@ func trimBOM(b []byte, line int64) []byte {
 
 // judgeJSONL is the checked path's verdict on one JSON Lines record.
 func judgeJSONL(m *Mapping, inst fileInstance) func([]byte, int64) outcome {
+	quick := m.isIdentity()
 	return func(b []byte, line int64) outcome {
+		if quick {
+			if v, ok := quickCanonical(b, m); ok {
+				return outcome{line: line, v: v, ok: true}
+			}
+		}
 		v, err := parseLine(b, m, inst)
 		if err != nil {
 			return outcome{line: line, reason: err.Error(), raw: rawText(b)}

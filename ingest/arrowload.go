@@ -1,0 +1,431 @@
+package ingest
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/queries"
+)
+
+// The Go reader of a canonical JSON Lines file: the checked path's own
+// reading (lines, blank lines, the byte order mark, lines over the limit, a
+// broken stream, a torn last line) and its own judge of every record, with
+// quickCanonical reading the usual record without allocating; the rows go
+// to DuckDB as Arrow record batches, typed and numbered, in one INSERT that
+// computes the row hash as the other paths do. It decompresses the file
+// once and pipelines over the cores: decompress and split | parse (one
+// chunk of lines per worker) | DuckDB's insert. DuckDB's own reader needed
+// the file read a second time in Go beside it to number the lines, and SQL
+// checks on every value.
+
+// arrowChunkLines is how many lines a worker parses into one record batch.
+const arrowChunkLines = 1 << 14
+
+// arrowChunkBytes ends a chunk early: a chunk of long lines stays small.
+const arrowChunkBytes = 8 << 20
+
+// maxHeldRejects bounds the rejected lines' text held until the insert
+// ends (rejected_rows is appended to after it, on the same connection);
+// a file with more takes the other paths.
+const maxHeldRejects = 64 << 20
+
+var errTooManyRejects = errors.New("too many rejected lines for the Go reader")
+
+var requestsArrowSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "request_id", Type: arrow.BinaryTypes.String},
+	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+	{Name: "end_ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+	{Name: "tenant_id", Type: arrow.BinaryTypes.String},
+	{Name: "model", Type: arrow.BinaryTypes.String},
+	{Name: "prompt_tokens", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "completion_tokens", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "status", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	{Name: "prefill_instance", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "decode_instance", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "prompt_text", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "response_text", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "line", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+// arrowChunk is a run of non-blank lines and, once parsed, their rows as a
+// record batch and their rejects, in file order (kinds: true a row).
+type arrowChunk struct {
+	buf     []byte
+	ends    []int // end of each line in buf
+	lines   []int64
+	rec     arrow.RecordBatch
+	rows    []bool // per line: a row (true) or the next of rejects
+	rejects []outcome
+	done    chan struct{}
+}
+
+// rowBuilder appends rows to a record batch of requestsArrowSchema.
+type rowBuilder struct {
+	b      *array.RecordBuilder
+	rowID  *array.Int64Builder
+	line   *array.Int64Builder
+	text   [nFields]*array.StringBuilder
+	times  [nFields]*array.TimestampBuilder
+	counts [nFields]*array.Int64Builder
+	status *array.Int32Builder
+}
+
+func newRowBuilder() *rowBuilder {
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), requestsArrowSchema)
+	rb := &rowBuilder{b: b, rowID: b.Field(0).(*array.Int64Builder), line: b.Field(13).(*array.Int64Builder),
+		status: b.Field(1 + fStatus).(*array.Int32Builder)}
+	for f := range nFields {
+		switch col := b.Field(1 + f).(type) {
+		case *array.StringBuilder:
+			rb.text[f] = col
+		case *array.TimestampBuilder:
+			rb.times[f] = col
+		case *array.Int64Builder:
+			rb.counts[f] = col
+		}
+	}
+	return rb
+}
+
+// add appends one row, numbered with its line.
+func (rb *rowBuilder) add(fileID, line int64, q *quickRow) {
+	rb.rowID.Append(fileID<<32 | line)
+	rb.line.Append(line)
+	for f := range nFields {
+		has := q.has(f)
+		switch {
+		case rb.text[f] != nil:
+			if has {
+				rb.text[f].BinaryBuilder.Append(q.text[f])
+			} else {
+				rb.text[f].AppendNull()
+			}
+		case rb.times[f] != nil:
+			if has {
+				rb.times[f].Append(arrow.Timestamp(q.time[f]))
+			} else {
+				rb.times[f].AppendNull()
+			}
+		case rb.counts[f] != nil:
+			if has {
+				rb.counts[f].Append(q.num[f])
+			} else {
+				rb.counts[f].AppendNull()
+			}
+		default: // status
+			if has {
+				rb.status.Append(int32(q.num[f]))
+			} else {
+				rb.status.AppendNull()
+			}
+		}
+	}
+}
+
+// parse fills c's record batch and rejects: quickParse where it can, else
+// the checked path's judge.
+func (rb *rowBuilder) parse(c *arrowChunk, fileID int64, m *Mapping, judge func([]byte, int64) outcome, long *longLines, anyLong *atomic.Bool) {
+	start := 0
+	c.rows = make([]bool, len(c.lines))
+	for i, end := range c.ends {
+		b, line := c.buf[start:end], c.lines[i]
+		start = end
+		if anyLong.Load() {
+			if why := long.reason(line); why != "" {
+				c.rejects = append(c.rejects, outcome{line: line, reason: why, raw: rawText(b)})
+				continue
+			}
+		}
+		var q quickRow
+		if quickParse(b, m, &q) {
+			rb.add(fileID, line, &q)
+			c.rows[i] = true
+			continue
+		}
+		o := judge(b, line)
+		if !o.ok {
+			c.rejects = append(c.rejects, o)
+			continue
+		}
+		q = quickRow{}
+		for f := range nFields {
+			if !q.put(f, o.v[f]) {
+				panic(fmt.Sprintf("ingest: canonical value of type %T", o.v[f]))
+			}
+		}
+		rb.add(fileID, line, &q)
+		c.rows[i] = true
+	}
+	c.rec = rb.b.NewRecordBatch()
+}
+
+// heldSink counts the rows and holds the rejects (behind the tornSink, so
+// the last one may be marked torn) until the insert ends.
+type heldSink struct {
+	rows, bytes int64
+	rejects     []outcome
+}
+
+func (h *heldSink) row(line int64, _ values) error {
+	if line > maxLine {
+		return fmt.Errorf("line %d: more lines than a file may have", line)
+	}
+	h.rows++
+	return nil
+}
+
+func (h *heldSink) reject(line int64, reason, raw string) error {
+	if h.bytes += int64(len(raw) + len(reason)); h.bytes > maxHeldRejects {
+		return errTooManyRejects
+	}
+	h.rejects = append(h.rejects, outcome{line: line, reason: reason, raw: raw})
+	return nil
+}
+
+func (h *heldSink) duplicateLine() {}
+
+// chunkReader is the array.RecordReader DuckDB's insert pulls the record
+// batches from, in file order, as the pipeline makes them.
+type chunkReader struct {
+	refs atomic.Int64
+	recs chan arrow.RecordBatch
+	cur  arrow.RecordBatch
+	err  func() error
+}
+
+func (r *chunkReader) Retain()                          { r.refs.Add(1) }
+func (r *chunkReader) Release()                         { r.refs.Add(-1) }
+func (r *chunkReader) Schema() *arrow.Schema            { return requestsArrowSchema }
+func (r *chunkReader) RecordBatch() arrow.RecordBatch   { return r.cur }
+func (r *chunkReader) Record() arrow.RecordBatch        { return r.cur }
+func (r *chunkReader) Err() error                       { return r.err() }
+func (r *chunkReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	rec, ok := <-r.recs
+	if !ok {
+		return false
+	}
+	r.cur = rec
+	return true
+}
+
+// arrowPipeline reads l.fi into record batches for r and the rejects into
+// held; it returns when the file is read, or ctx is done, with the error
+// that stopped it, and closes r.recs.
+func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatch, held *heldSink) (err error) {
+	defer close(recs)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rc, err := openContentWith(l.fi.path, l.fi.compression, l.prog.reader)
+	if err != nil {
+		return fmt.Errorf("%s: %w", l.fi.path, err)
+	}
+	defer rc.Close()
+	end := &endReader{r: rc}
+	ts := newTornSink(held, end)
+	var long longLines
+	var anyLong atomic.Bool
+	judge := judgeJSONL(l.m, fileInstance{})
+	workers := runtime.GOMAXPROCS(0)
+	todo := make(chan *arrowChunk, workers)
+	ordered := make(chan *arrowChunk, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rb := newRowBuilder()
+			defer rb.b.Release()
+			for c := range todo {
+				rb.parse(c, l.fileID, l.m, judge, &long, &anyLong)
+				close(c.done)
+			}
+		}()
+	}
+	var produceErr error
+	go func() {
+		defer close(ordered)
+		defer close(todo)
+		cur := &arrowChunk{done: make(chan struct{})}
+		send := func() error {
+			for _, ch := range []chan *arrowChunk{ordered, todo} {
+				select {
+				case ch <- cur:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			cur = &arrowChunk{done: make(chan struct{}), buf: make([]byte, 0, cap(cur.buf))}
+			return nil
+		}
+		produce := nonBlankLines(ctx, end, true, l.fi.maxLine, &long)
+		produceErr = produce(func(b []byte, line int64) error {
+			if _, ok := long.m[line]; ok {
+				anyLong.Store(true)
+			}
+			cur.buf = append(cur.buf, b...)
+			cur.ends = append(cur.ends, len(cur.buf))
+			cur.lines = append(cur.lines, line)
+			if len(cur.lines) == arrowChunkLines || len(cur.buf) >= arrowChunkBytes {
+				return send()
+			}
+			return nil
+		})
+		if produceErr == nil && len(cur.lines) > 0 {
+			produceErr = send()
+		}
+	}()
+	var emitErr error
+	for c := range ordered {
+		if emitErr != nil {
+			continue // drain, so the producer is not left blocked
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			emitErr = ctx.Err()
+			continue
+		}
+		k := 0
+		for i, row := range c.rows {
+			if row {
+				emitErr = ts.row(c.lines[i], values{})
+			} else {
+				o := c.rejects[k]
+				k++
+				emitErr = ts.reject(o.line, o.reason, o.raw)
+			}
+			if emitErr != nil {
+				break
+			}
+		}
+		if emitErr == nil {
+			select {
+			case recs <- c.rec:
+				continue
+			case <-ctx.Done():
+				emitErr = ctx.Err()
+			}
+		}
+		c.rec.Release()
+		cancel()
+	}
+	wg.Wait()
+	if err := errors.Join(emitErr, produceErr); err != nil {
+		return err
+	}
+	if d := damageOf(rc); d != nil && d.err != nil {
+		l.fi.damage = d.reason()
+	}
+	damage, err := tornOf(ts).finish(l.fi.damage != "")
+	if l.fi.damage == "" {
+		l.fi.damage = damage
+	}
+	return err
+}
+
+// arrowFast loads a canonical JSON Lines file through the Go reader, in
+// one transaction. It reports false (the caller takes DuckDB's reader, then
+// the checked path) when the reader cannot take the file: too many rejects
+// to hold, or any error of its own.
+func (l *loader) arrowFast(ctx context.Context) (bool, error) {
+	if err := l.begin(ctx); err != nil {
+		return false, err
+	}
+	damage := l.fi.damage
+	giveUp := func(why error) (bool, error) {
+		l.rollback()
+		l.fi.damage = damage
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		l.logger.Debug("the Go reader cannot take the file", "file", l.fi.path, "err", why)
+		return false, nil
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	held := &heldSink{}
+	recs := make(chan arrow.RecordBatch, 2)
+	var perr error
+	piped := make(chan struct{})
+	go func() {
+		defer close(piped)
+		perr = l.arrowPipeline(pctx, recs, held)
+	}()
+	reader := &chunkReader{recs: recs, err: func() error { return nil }}
+	var inserted int64
+	ierr := casedb.WithArrow(l.conn, func(ar *duckdb.Arrow, dc driver.Conn) error {
+		release, err := ar.RegisterView(reader, "arrow_ingest_rows")
+		if err != nil {
+			return fmt.Errorf("register arrow_ingest_rows: %w", err)
+		}
+		defer release()
+		ex, ok := dc.(driver.ExecerContext)
+		if !ok {
+			return errors.New("ingest: driver connection cannot exec")
+		}
+		done := l.timed("ingest_arrow_insert")
+		res, err := ex.ExecContext(ctx, queries.Get("ingest_arrow_insert"), []driver.NamedValue{{Ordinal: 1, Value: l.fileID}})
+		done()
+		if err == nil {
+			inserted, err = res.RowsAffected()
+		}
+		// The view points at this process's memory: it goes before anyone
+		// else can read it.
+		if _, derr := ex.ExecContext(ctx, queries.Get("ingest_arrow_drop_view"), nil); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return err
+	})
+	cancel()
+	for range recs { // a failed insert stops pulling: let the pipeline end
+	}
+	<-piped
+	if reader.cur != nil {
+		reader.cur.Release()
+	}
+	if ierr != nil || perr != nil {
+		return giveUp(errors.Join(ierr, perr))
+	}
+	if inserted != held.rows {
+		return giveUp(fmt.Errorf("inserted %d rows of %d", inserted, held.rows))
+	}
+	if len(held.rejects) > 0 {
+		err := l.conn.Raw(func(dc any) error {
+			a, err := duckdb.NewAppender(dc.(driver.Conn), "", "main", "rejected_rows")
+			if err != nil {
+				return fmt.Errorf("rejected_rows appender: %w", err)
+			}
+			for _, o := range held.rejects {
+				if err := a.AppendRow(l.fileID, o.line, o.reason, o.raw); err != nil {
+					a.Close()
+					return err
+				}
+			}
+			return a.Close()
+		})
+		if err != nil {
+			return giveUp(err)
+		}
+	}
+	rejected := int64(len(held.rejects))
+	if err := l.finish(ctx, held.rows+rejected, held.rows, rejected, 0); err != nil {
+		l.rollback()
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,407 @@
+package ingest
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"time"
+	"unicode/utf8"
+)
+
+// quickCanonical reads a canonical JSON Lines record (the identity
+// mapping) straight into its row, without the map of the general decode:
+// a flat object of strings, numbers, booleans and nulls. It takes only
+// what it reads exactly as parseLine would, and the values are the ones
+// parseLine gives; anything else (a nested value under a canonical key, a
+// key given twice or with escapes, a value the conversion refuses, a
+// required field missing) makes it give up, and parseLine judges the line,
+// with its reason. TestQuickCanonicalAgreesWithParseLine and
+// FuzzQuickCanonical hold it to that.
+func quickCanonical(line []byte, m *Mapping) (values, bool) {
+	var q quickRow
+	if !quickParse(line, m, &q) {
+		return values{}, false
+	}
+	return q.values(), true
+}
+
+// quickRow is a row quickParse read, without an allocation per value:
+// text as bytes of the line (or of its unescaped copy), counts, times.
+type quickRow struct {
+	set  uint16 // the fields that have a value
+	text [nFields][]byte
+	num  [nFields]int64 // counts; status fits in 32 bits
+	time [nFields]int64 // microseconds since the Unix epoch, UTC
+}
+
+func (q *quickRow) has(f int) bool { return q.set&(1<<f) != 0 }
+
+// values is the row as parseLine gives it.
+func (q *quickRow) values() values {
+	var v values
+	for f := range nFields {
+		if !q.has(f) {
+			continue
+		}
+		switch f {
+		case fTS, fEndTS:
+			v[f] = time.UnixMicro(q.time[f]).UTC()
+		case fPromptTokens, fCompletionTokens:
+			v[f] = q.num[f]
+		case fStatus:
+			v[f] = int32(q.num[f])
+		default:
+			v[f] = string(q.text[f])
+		}
+	}
+	return v
+}
+
+// quickParse is quickCanonical into q (zeroed by the caller).
+func quickParse(line []byte, m *Mapping, q *quickRow) bool {
+	if !utf8.Valid(line) {
+		return false
+	}
+	p := picker{b: line}
+	p.ws()
+	if p.peek() != '{' {
+		return false
+	}
+	p.i++
+	p.depth = 1
+	p.ws()
+	var seen uint16
+	if p.peek() == '}' {
+		return false // nothing required is there
+	}
+	for {
+		if p.peek() != '"' {
+			return false
+		}
+		s, e, ok := p.plainStr()
+		if !ok {
+			return false
+		}
+		p.ws()
+		if p.peek() != ':' {
+			return false
+		}
+		p.i++
+		p.ws()
+		f := canonicalIndex(line[s:e])
+		if f < 0 {
+			if !p.skip() {
+				return false
+			}
+		} else {
+			if seen&(1<<f) != 0 {
+				return false // the first wins there: parseLine decides
+			}
+			seen |= 1 << f
+			if !p.quickField(f, q, m) {
+				return false
+			}
+		}
+		p.ws()
+		switch p.peek() {
+		case ',':
+			p.i++
+			p.ws()
+		case '}':
+			p.i++
+			p.ws()
+			if p.i != len(p.b) {
+				return false
+			}
+			for _, f := range quickRequired {
+				if !q.has(f) {
+					return false
+				}
+			}
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// quickRequired are requiredFields' indexes.
+var quickRequired = []int{fRequestID, fTS, fTenantID, fModel, fPromptTokens}
+
+// canonicalIndex is the index of the canonical field named b, -1 if none.
+func canonicalIndex(b []byte) int {
+	switch string(b) {
+	case "request_id":
+		return fRequestID
+	case "ts":
+		return fTS
+	case "end_ts":
+		return fEndTS
+	case "tenant_id":
+		return fTenantID
+	case "model":
+		return fModel
+	case "prompt_tokens":
+		return fPromptTokens
+	case "completion_tokens":
+		return fCompletionTokens
+	case "status":
+		return fStatus
+	case "prefill_instance":
+		return fPrefill
+	case "decode_instance":
+		return fDecode
+	case "prompt_text":
+		return fPromptText
+	case "response_text":
+		return fResponseText
+	}
+	return -1
+}
+
+// quickField reads the value of canonical field f at p.i into q, as
+// lookupPath and Mapping.convert would; false gives up.
+func (p *picker) quickField(f int, q *quickRow, m *Mapping) bool {
+	var src any
+	switch c := p.peek(); {
+	case c == '"':
+		s, e, ok := p.plainStr()
+		esc := !ok
+		if esc {
+			if s, e, _, ok = p.str(); !ok {
+				return false
+			}
+		}
+		if esc {
+			u, ok := unquoteJSON(p.b[s:e])
+			if !ok {
+				return false
+			}
+			src = u
+			break
+		}
+		raw := p.b[s:e]
+		switch f {
+		case fRequestID, fTenantID, fModel, fPrefill, fDecode, fPromptText, fResponseText:
+			// toString / toText of a string: the line is valid UTF-8, and
+			// "" is absent.
+			if len(raw) > 0 {
+				q.text[f] = raw
+				q.set |= 1 << f
+			}
+			return true
+		case fTS, fEndTS:
+			if (m.TimeFormat == "" || m.TimeFormat == "auto") && m.loc == time.UTC {
+				if us, ok := quickMicros(raw); ok {
+					q.time[f] = us
+					q.set |= 1 << f
+					return true
+				}
+			}
+		}
+		src = string(raw)
+	case c == 'n':
+		return p.lit("null") // JSON null is absent
+	case c == 't':
+		if !p.lit("true") {
+			return false
+		}
+		src = true
+	case c == 'f':
+		if !p.lit("false") {
+			return false
+		}
+		src = false
+	case c == '-' || c >= '0' && c <= '9':
+		s := p.i
+		if !p.number() {
+			return false
+		}
+		num := p.b[s:p.i]
+		if f == fPromptTokens || f == fCompletionTokens || f == fStatus {
+			if n, ok := plainCount(num); ok {
+				if f == fStatus && n > math.MaxInt32 {
+					return false
+				}
+				q.num[f] = n
+				q.set |= 1 << f
+				return true
+			}
+		}
+		src = json.Number(num)
+	default:
+		return false // an object or an array: parseLine decides
+	}
+	val, err := m.convert(canonicalFields[f], src)
+	if err != nil {
+		return false
+	}
+	return q.put(f, val)
+}
+
+// put stores a converted value; false for a type the row does not hold.
+func (q *quickRow) put(f int, val any) bool {
+	switch x := val.(type) {
+	case nil:
+		return true
+	case string:
+		q.text[f] = []byte(x)
+	case time.Time:
+		q.time[f] = x.UnixMicro()
+	case int64:
+		q.num[f] = x
+	case int32:
+		q.num[f] = int64(x)
+	default:
+		return false
+	}
+	q.set |= 1 << f
+	return true
+}
+
+// plainCount reads digits alone, at most 18 of them (no sign, fraction or
+// exponent), as strconv.ParseInt does.
+func plainCount(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// plainStr steps over the string at p.i if it holds no escape (and no
+// control character): s and e bound its content. Otherwise it leaves p.i
+// where it was and reports false (p.str then reads it, escapes and all).
+func (p *picker) plainStr() (s, e int, ok bool) {
+	s = p.i + 1
+	b := p.b
+	i := s
+	// Eight bytes at a time: any byte that is '"', '\\' or below 0x20.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		stop := ((q - ones) &^ q) | ((bs - ones) &^ bs) | (x - ones*0x20)
+		if stop&^x&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			p.i = i + 1
+			return s, i, true
+		case c < 0x20 || c == '\\':
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
+}
+
+// Unix seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z: toTime's
+// year range.
+const (
+	minUnixSec = -62135596800
+	maxUnixSec = 253402300799
+)
+
+// quickMicros is quickTime in UTC followed by toTime's range check and
+// normalisation (UTC, truncated to the microsecond), as microseconds since
+// the Unix epoch, without building a time.Time; false where quickTime
+// gives up or the year is out of range.
+func quickMicros(s []byte) (int64, bool) {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	num := func(i, n int) int64 {
+		var v int64
+		for _, c := range s[i : i+n] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int64(c-'0')
+		}
+		return v
+	}
+	year, month, day, hour, minute, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return 0, false
+	}
+	if day > daysIn(year, month) {
+		return 0, false
+	}
+	rest, nsec := s[19:], int64(0)
+	if len(rest) > 0 && rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 || n > 10 {
+			return 0, false
+		}
+		nsec = num(20, n-1)
+		for range 10 - n {
+			nsec *= 10
+		}
+		rest = rest[n:]
+	}
+	var off int64
+	switch {
+	case len(rest) == 0, len(rest) == 1 && rest[0] == 'Z':
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, om := num(len(s)-5, 2), num(len(s)-2, 2)
+		if oh < 0 || oh > 23 || om < 0 || om > 59 {
+			return 0, false
+		}
+		off = (oh*60 + om) * 60
+		if rest[0] == '-' {
+			off = -off
+		}
+	default:
+		return 0, false
+	}
+	unix := daysFromCivil(year, month, day)*86400 + hour*3600 + minute*60 + sec - off
+	if unix < minUnixSec || unix > maxUnixSec {
+		return 0, false
+	}
+	return unix*1_000_000 + nsec/1000, true
+}
+
+// daysIn is the number of days of a month of the proleptic Gregorian
+// calendar (year 0 a leap year, as time.Date has it).
+func daysIn(year, month int64) int64 {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the day of a date counted from 1970-01-01 (Howard
+// Hinnant's algorithm), for years from 0 on.
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y
+	if y < 0 {
+		era = y - 399
+	}
+	era /= 400
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
