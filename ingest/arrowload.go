@@ -81,8 +81,8 @@ type rowBuilder struct {
 	status *array.Int32Builder
 }
 
-func newRowBuilder() *rowBuilder {
-	b := array.NewRecordBuilder(memory.NewGoAllocator(), requestsArrowSchema)
+func newRowBuilder(mem memory.Allocator) *rowBuilder {
+	b := array.NewRecordBuilder(mem, requestsArrowSchema)
 	rb := &rowBuilder{b: b, rowID: b.Field(0).(*array.Int64Builder), line: b.Field(13).(*array.Int64Builder),
 		status: b.Field(1 + fStatus).(*array.Int32Builder)}
 	for f := range nFields {
@@ -138,6 +138,7 @@ func (rb *rowBuilder) add(fileID, line int64, q *quickRow) {
 func (rb *rowBuilder) parse(c *arrowChunk, fileID int64, m *Mapping, judge func([]byte, int64) outcome, long *longLines, anyLong *atomic.Bool) {
 	start := 0
 	c.rows = make([]bool, len(c.lines))
+	rb.b.Reserve(len(c.lines))
 	for i, end := range c.ends {
 		b, line := c.buf[start:end], c.lines[i]
 		start = end
@@ -204,12 +205,12 @@ type chunkReader struct {
 	err  func() error
 }
 
-func (r *chunkReader) Retain()                          { r.refs.Add(1) }
-func (r *chunkReader) Release()                         { r.refs.Add(-1) }
-func (r *chunkReader) Schema() *arrow.Schema            { return requestsArrowSchema }
-func (r *chunkReader) RecordBatch() arrow.RecordBatch   { return r.cur }
-func (r *chunkReader) Record() arrow.RecordBatch        { return r.cur }
-func (r *chunkReader) Err() error                       { return r.err() }
+func (r *chunkReader) Retain()                        { r.refs.Add(1) }
+func (r *chunkReader) Release()                       { r.refs.Add(-1) }
+func (r *chunkReader) Schema() *arrow.Schema          { return requestsArrowSchema }
+func (r *chunkReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *chunkReader) Record() arrow.RecordBatch      { return r.cur }
+func (r *chunkReader) Err() error                     { return r.err() }
 func (r *chunkReader) Next() bool {
 	if r.cur != nil {
 		r.cur.Release()
@@ -241,6 +242,10 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 	var anyLong atomic.Bool
 	judge := judgeJSONL(l.m, fileInstance{})
 	workers := runtime.GOMAXPROCS(0)
+	mem := &poolAllocator{}
+	// Chunk buffers go round: fresh memory for every chunk cost page
+	// faults and collections.
+	bufs := make(chan []byte, 4*workers)
 	todo := make(chan *arrowChunk, workers)
 	ordered := make(chan *arrowChunk, 2*workers)
 	var wg sync.WaitGroup
@@ -248,10 +253,15 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rb := newRowBuilder()
+			rb := newRowBuilder(mem)
 			defer rb.b.Release()
 			for c := range todo {
 				rb.parse(c, l.fileID, l.m, judge, &long, &anyLong)
+				select {
+				case bufs <- c.buf[:0]:
+				default:
+				}
+				c.buf = nil
 				close(c.done)
 			}
 		}()
@@ -269,7 +279,11 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 					return ctx.Err()
 				}
 			}
-			cur = &arrowChunk{done: make(chan struct{}), buf: make([]byte, 0, cap(cur.buf))}
+			cur = &arrowChunk{done: make(chan struct{})}
+			select {
+			case cur.buf = <-bufs:
+			default:
+			}
 			return nil
 		}
 		produce := nonBlankLines(ctx, end, true, l.fi.maxLine, &long)
@@ -339,7 +353,7 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 }
 
 // arrowFast loads a canonical JSON Lines file through the Go reader, in
-// one transaction. It reports false (the caller takes DuckDB's reader, then
+// two transactions (see fast). It reports false (the caller takes DuckDB's reader, then
 // the checked path) when the reader cannot take the file: too many rejects
 // to hold, or any error of its own.
 func (l *loader) arrowFast(ctx context.Context) (bool, error) {
@@ -404,6 +418,39 @@ func (l *loader) arrowFast(ctx context.Context) (bool, error) {
 	if inserted != held.rows {
 		return giveUp(fmt.Errorf("inserted %d rows of %d", inserted, held.rows))
 	}
+	// The rows commit first, marked as loading, as on DuckDB's reader: the
+	// duplicates deleted in the same transaction as a big insert made its
+	// commit rewrite the rows (2.1 s against 0.14 s for 1M rows with 1,000
+	// duplicates).
+	if _, err := l.exec(ctx, "ingest_pending_add", l.fileID, l.fi.path); err != nil {
+		return giveUp(err)
+	}
+	done := l.timed("commit_rows")
+	if _, err := l.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return giveUp(fmt.Errorf("%s: commit rows: %w", l.fi.path, err))
+	}
+	done()
+	if testHookAfterRows != nil {
+		if err := testHookAfterRows(l.fi.path); err != nil {
+			return false, err // a crash: nothing cleans up
+		}
+	}
+	if err := l.finishHeld(ctx, held); err != nil {
+		l.rollback()
+		if derr := l.deleteRows(); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// finishHeld is the Go reader's second transaction: the rejects, then the
+// duplicate search and the custody row.
+func (l *loader) finishHeld(ctx context.Context, held *heldSink) error {
+	if _, err := l.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
 	if len(held.rejects) > 0 {
 		err := l.conn.Raw(func(dc any) error {
 			a, err := duckdb.NewAppender(dc.(driver.Conn), "", "main", "rejected_rows")
@@ -419,13 +466,70 @@ func (l *loader) arrowFast(ctx context.Context) (bool, error) {
 			return a.Close()
 		})
 		if err != nil {
-			return giveUp(err)
+			return err
 		}
 	}
-	rejected := int64(len(held.rejects))
-	if err := l.finish(ctx, held.rows+rejected, held.rows, rejected, 0); err != nil {
-		l.rollback()
-		return false, err
+	if _, err := l.exec(ctx, "ingest_pending_done", l.fileID); err != nil {
+		return err
 	}
-	return true, nil
+	rejected := int64(len(held.rejects))
+	return l.finish(ctx, held.rows+rejected, held.rows, rejected, 0)
+}
+
+// poolAllocator is an Arrow allocator that keeps freed buffers for the
+// next record batches (by capacity, powers of two): the batches DuckDB has
+// read come back as the next ones are built.
+type poolAllocator struct {
+	mu   sync.Mutex
+	free [48][][]byte
+}
+
+func sizeClass(n int) int {
+	c := 6 // 64 bytes at least
+	for 1<<c < n {
+		c++
+	}
+	return c
+}
+
+func (a *poolAllocator) Allocate(n int) []byte {
+	c := sizeClass(n)
+	a.mu.Lock()
+	if k := len(a.free[c]); k > 0 {
+		b := a.free[c][k-1]
+		a.free[c] = a.free[c][:k-1]
+		a.mu.Unlock()
+		b = b[:n]
+		clear(b) // Arrow's builders take new memory as zeroed
+		return b
+	}
+	a.mu.Unlock()
+	return make([]byte, n, 1<<c)
+}
+
+func (a *poolAllocator) Reallocate(n int, b []byte) []byte {
+	if n <= cap(b) {
+		old := len(b)
+		b = b[:n]
+		if n > old {
+			clear(b[old:])
+		}
+		return b
+	}
+	nb := a.Allocate(n)
+	copy(nb, b)
+	a.Free(b)
+	return nb
+}
+
+func (a *poolAllocator) Free(b []byte) {
+	c := sizeClass(cap(b))
+	if cap(b) != 1<<c {
+		return // not one of ours
+	}
+	a.mu.Lock()
+	if len(a.free[c]) < 64 {
+		a.free[c] = append(a.free[c], b[:0])
+	}
+	a.mu.Unlock()
 }

@@ -1037,9 +1037,12 @@ func TestFastPathWithBadLines(t *testing.T) {
 		name := tt.name
 		t.Run(name, func(t *testing.T) {
 			p := writeFile(t, filepath.Join(t.TempDir(), name), tt.body)
-			dump := func(force bool) (string, *Result) {
-				testForceChecked = force
-				defer func() { testForceChecked = false }()
+			// Three readers: the Go reader, DuckDB's (the Go reader
+			// skipped), the checked path.
+			dump := func(mode string) (string, *Result) {
+				force := mode == "checked"
+				testForceChecked, testSkipGoReader = force, mode == "duckdb"
+				defer func() { testForceChecked, testSkipGoReader = false, false }()
 				db := openCase(t)
 				// The file ends inside its last line: both paths reject it
 				// as torn, and the file is damaged (torn.go).
@@ -1050,6 +1053,12 @@ func TestFastPathWithBadLines(t *testing.T) {
 				}
 				checkReconciled(t, db, res)
 				logs := logBuf.String()
+				if mode == "go" && (strings.Contains(logs, "line by line") || strings.Contains(logs, "cannot take") || !strings.Contains(logs, "step=ingest_arrow_insert")) {
+					t.Errorf("the file left the Go reader:\n%s", logs)
+				}
+				if mode == "go" {
+					force = true // the DuckDB reader's own checks below do not apply
+				}
 				if !force && (strings.Contains(logs, "line by line") || !strings.Contains(logs, "could not judge")) {
 					t.Errorf("the file left the fast path:\n%s", logs)
 				}
@@ -1077,14 +1086,17 @@ func TestFastPathWithBadLines(t *testing.T) {
 				}
 				return b.String(), res
 			}
-			got, gotRes := dump(false)
-			want, wantRes := dump(true)
-			if got != want {
-				t.Errorf("fast path and checked path differ:\n%s", firstDiff(got, want))
-			}
-			g, w := gotRes.Files[0], wantRes.Files[0]
-			if g.Read != w.Read || g.Loaded != w.Loaded || g.Rejected != w.Rejected || g.Duplicates != w.Duplicates || g.Conflicts != w.Conflicts {
-				t.Errorf("counts: fast %+v, checked %+v", g, w)
+			want, wantRes := dump("checked")
+			w := wantRes.Files[0]
+			for _, mode := range []string{"duckdb", "go"} {
+				got, gotRes := dump(mode)
+				if got != want {
+					t.Errorf("%s reader and checked path differ:\n%s", mode, firstDiff(got, want))
+				}
+				g := gotRes.Files[0]
+				if g.Read != w.Read || g.Loaded != w.Loaded || g.Rejected != w.Rejected || g.Duplicates != w.Duplicates || g.Conflicts != w.Conflicts {
+					t.Errorf("counts: %s reader %+v, checked %+v", mode, g, w)
+				}
 			}
 			// The checked path's own verdict, so the comparison cannot pass
 			// on two equally wrong loads: 30,000 lines, a trailing blank one
@@ -1119,7 +1131,8 @@ func TestFastPathSampleMismatch(t *testing.T) {
 	}
 	p := writeFile(t, filepath.Join(t.TempDir(), "s.jsonl.gz"), jsonl(rows...))
 	testHookSamples = func(s map[int64]string) { s[4097] = "S4098" }
-	defer func() { testHookSamples = nil }()
+	testSkipGoReader = true // the samples are DuckDB's reader's check
+	defer func() { testHookSamples, testSkipGoReader = nil, false }()
 	db := openCase(t)
 	res, logs := runLogged(t, db, []string{p}, Options{})
 	if !strings.Contains(logs, "rows out of file order") || !strings.Contains(logs, "line by line") {

@@ -22,6 +22,10 @@ var testHookBeforeCommit func(path string)
 // compare it with the fast path on the same bytes.
 var testForceChecked bool
 
+// testSkipGoReader sends canonical JSON Lines to DuckDB's reader, the Go
+// reader's fallback, so tests can check that path too.
+var testSkipGoReader bool
+
 // testHookSamples lets tests spoil the line check's samples, as rows out of
 // file order would.
 var testHookSamples func(map[int64]string)
@@ -90,15 +94,18 @@ func (l *loader) load(ctx context.Context) error {
 	}
 	if l.fi.format == formatJSONL && l.m.isIdentity() && !testForceChecked {
 		mark := l.prog.mark()
-		ok, err := l.arrowFast(ctx)
-		if err != nil {
-			return err
+		ok := false
+		if !testSkipGoReader {
+			var err error
+			if ok, err = l.arrowFast(ctx); err != nil {
+				return err
+			}
+			if ok {
+				return nil
+			}
+			l.prog.rewind(mark)
 		}
-		if ok {
-			return nil
-		}
-		l.prog.rewind(mark)
-		ok, err = l.fast(ctx)
+		ok, err := l.fast(ctx)
 		if err != nil {
 			return err
 		}

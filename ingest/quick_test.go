@@ -3,9 +3,9 @@ package ingest
 import (
 	"fmt"
 	"reflect"
-	"time"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leakmap/leakmap/ingest/layouts"
 )
