@@ -392,15 +392,15 @@ func (l *loader) arrowFast(ctx context.Context) (bool, error) {
 		if !ok {
 			return errors.New("ingest: driver connection cannot exec")
 		}
-		done := l.timed("ingest_arrow_insert")
-		res, err := ex.ExecContext(ctx, queries.Get("ingest_arrow_insert"), []driver.NamedValue{{Ordinal: 1, Value: l.fileID}})
+		done := l.timed("ingest_arrow_0_insert")
+		res, err := ex.ExecContext(ctx, queries.Get("ingest_arrow_0_insert"), []driver.NamedValue{{Ordinal: 1, Value: l.fileID}})
 		done()
 		if err == nil {
 			inserted, err = res.RowsAffected()
 		}
 		// The view points at this process's memory: it goes before anyone
 		// else can read it.
-		if _, derr := ex.ExecContext(ctx, queries.Get("ingest_arrow_drop_view"), nil); derr != nil {
+		if _, derr := ex.ExecContext(ctx, queries.Get("ingest_arrow_1_drop_view"), nil); derr != nil {
 			err = errors.Join(err, derr)
 		}
 		return err

@@ -1053,7 +1053,7 @@ func TestFastPathWithBadLines(t *testing.T) {
 				}
 				checkReconciled(t, db, res)
 				logs := logBuf.String()
-				if mode == "go" && (strings.Contains(logs, "line by line") || strings.Contains(logs, "cannot take") || !strings.Contains(logs, "step=ingest_arrow_insert")) {
+				if mode == "go" && (strings.Contains(logs, "line by line") || strings.Contains(logs, "cannot take") || !strings.Contains(logs, "step=ingest_arrow_0_insert")) {
 					t.Errorf("the file left the Go reader:\n%s", logs)
 				}
 				if mode == "go" {
