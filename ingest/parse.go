@@ -634,57 +634,13 @@ func jsonDepth(b []byte) int {
 // engine line's CPU. Anything else (out of range, another form) is left to
 // the layouts, so every time reads as they read it.
 func quickTime(s string, loc *time.Location) (time.Time, bool) {
-	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
+	c, ok := readStamp(s)
+	if !ok {
 		return time.Time{}, false
 	}
-	num := func(i, n int) int {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v
+	if c.zone == zoneNone {
+		return time.Date(int(c.year), time.Month(c.month), int(c.day), int(c.hour), int(c.minute), int(c.sec), int(c.nsec), loc), true
 	}
-	year, month, day, hour, minute, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
-	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
-		return time.Time{}, false
-	}
-	if day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
-		return time.Time{}, false
-	}
-	rest, nsec := s[19:], 0
-	if len(rest) > 0 && rest[0] == '.' {
-		n := 1
-		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-			n++
-		}
-		if n == 1 || n > 10 {
-			return time.Time{}, false
-		}
-		nsec = num(20, n-1)
-		for range 10 - n {
-			nsec *= 10
-		}
-		rest = rest[n:]
-	}
-	switch {
-	case rest == "":
-		return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, loc), true
-	case rest == "Z":
-		return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, om := num(len(s)-5, 2), num(len(s)-2, 2)
-		if oh < 0 || oh > 23 || om < 0 || om > 59 {
-			return time.Time{}, false
-		}
-		off := (oh*60 + om) * 60
-		if rest[0] == '-' {
-			off = -off
-		}
-		t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
-		return t.Add(-time.Duration(off) * time.Second), true
-	}
-	return time.Time{}, false
+	t := time.Date(int(c.year), time.Month(c.month), int(c.day), int(c.hour), int(c.minute), int(c.sec), int(c.nsec), time.UTC)
+	return t.Add(-time.Duration(c.off) * time.Second), true
 }

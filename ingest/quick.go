@@ -316,61 +316,92 @@ const (
 // the Unix epoch, without building a time.Time; false where quickTime
 // gives up or the year is out of range.
 func quickMicros(s []byte) (int64, bool) {
-	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
+	c, ok := readStamp(s)
+	if !ok {
 		return 0, false
 	}
-	num := func(i, n int) int64 {
-		var v int64
-		for _, c := range s[i : i+n] {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = v*10 + int64(c-'0')
-		}
-		return v
-	}
-	year, month, day, hour, minute, sec := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
-	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
-		return 0, false
-	}
-	if day > daysIn(year, month) {
-		return 0, false
-	}
-	rest, nsec := s[19:], int64(0)
-	if len(rest) > 0 && rest[0] == '.' {
-		n := 1
-		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-			n++
-		}
-		if n == 1 || n > 10 {
-			return 0, false
-		}
-		nsec = num(20, n-1)
-		for range 10 - n {
-			nsec *= 10
-		}
-		rest = rest[n:]
-	}
-	var off int64
-	switch {
-	case len(rest) == 0, len(rest) == 1 && rest[0] == 'Z':
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, om := num(len(s)-5, 2), num(len(s)-2, 2)
-		if oh < 0 || oh > 23 || om < 0 || om > 59 {
-			return 0, false
-		}
-		off = (oh*60 + om) * 60
-		if rest[0] == '-' {
-			off = -off
-		}
-	default:
-		return 0, false
-	}
-	unix := daysFromCivil(year, month, day)*86400 + hour*3600 + minute*60 + sec - off
+	unix := daysFromCivil(c.year, c.month, c.day)*86400 + c.hour*3600 + c.minute*60 + c.sec - c.off
 	if unix < minUnixSec || unix > maxUnixSec {
 		return 0, false
 	}
-	return unix*1_000_000 + nsec/1000, true
+	return unix*1_000_000 + c.nsec/1000, true
+}
+
+// stamp is a time as the usual forms write it (see quickTime): its civil
+// fields, its fraction in nanoseconds, and its zone (none, Z, or an offset
+// of off seconds east).
+type stamp struct {
+	year, month, day, hour, minute, sec, nsec int64
+	zone                                      int
+	off                                       int64
+}
+
+const (
+	zoneNone = iota
+	zoneUTC
+	zoneOffset
+)
+
+// readStamp reads 2006-01-02T15:04:05.999999999 (T or a space), then
+// nothing, Z or +hh:mm, with every field in range and the day in its month;
+// false for anything else. One reader for quickTime (the checked path's
+// strings) and quickMicros (the Go reader's bytes).
+func readStamp[T string | []byte](s T) (stamp, bool) {
+	var c stamp
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
+		return c, false
+	}
+	num := func(i, n int) int64 {
+		var v int64
+		for j := i; j < i+n; j++ {
+			ch := s[j]
+			if ch < '0' || ch > '9' {
+				return -1
+			}
+			v = v*10 + int64(ch-'0')
+		}
+		return v
+	}
+	c.year, c.month, c.day, c.hour, c.minute, c.sec = num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
+	if c.year < 0 || c.month < 1 || c.month > 12 || c.day < 1 || c.hour < 0 || c.hour > 23 || c.minute < 0 || c.minute > 59 || c.sec < 0 || c.sec > 59 {
+		return c, false
+	}
+	if c.day > daysIn(c.year, c.month) {
+		return c, false
+	}
+	i := 19
+	if i < len(s) && s[i] == '.' {
+		n := 1
+		for i+n < len(s) && s[i+n] >= '0' && s[i+n] <= '9' {
+			n++
+		}
+		if n == 1 || n > 10 {
+			return c, false
+		}
+		c.nsec = num(20, n-1)
+		for range 10 - n {
+			c.nsec *= 10
+		}
+		i += n
+	}
+	switch rest := len(s) - i; {
+	case rest == 0:
+		c.zone = zoneNone
+	case rest == 1 && s[i] == 'Z':
+		c.zone = zoneUTC
+	case rest == 6 && (s[i] == '+' || s[i] == '-') && s[i+3] == ':':
+		oh, om := num(i+1, 2), num(i+4, 2)
+		if oh < 0 || oh > 23 || om < 0 || om > 59 {
+			return c, false
+		}
+		c.zone, c.off = zoneOffset, (oh*60+om)*60
+		if s[i] == '-' {
+			c.off = -c.off
+		}
+	default:
+		return c, false
+	}
+	return c, true
 }
 
 // daysIn is the number of days of a month of the proleptic Gregorian
