@@ -165,6 +165,7 @@ type checker struct {
 	pairHits []*pairFacts
 	built    builtScratch
 	recent   lineCache
+	lineIDs  uint64 // the last lineFacts.id given
 	neg      negCache
 }
 
@@ -265,8 +266,15 @@ func (c *checker) pairOf(w []string, wh []uint64, a, b wordLine) *pairFacts {
 	if pc.n != c.m.quick.n {
 		pc.cur, pc.old, pc.n = nil, nil, c.m.quick.n
 	}
+	// The line that follows a template line is almost always the same
+	// one: the last pair found from a is kept in a itself, which spares
+	// hashing the pair's key (the maps below find the others).
+	if a.f.next == b.f.id && a.f.nextPair != nil && a.f.nextN == pc.n {
+		return a.f.nextPair
+	}
 	key := [2]*lineFacts{a.f, b.f}
 	if p, ok := pc.cur[key]; ok {
+		a.f.next, a.f.nextPair, a.f.nextN = b.f.id, p, pc.n
 		return p
 	}
 	p, ok := pc.old[key]
@@ -290,6 +298,7 @@ func (c *checker) pairOf(w []string, wh []uint64, a, b wordLine) *pairFacts {
 		pc.old, pc.cur = pc.cur, make(map[[2]*lineFacts]*pairFacts, lineCacheSize)
 	}
 	pc.cur[key] = p
+	a.f.next, a.f.nextPair, a.f.nextN = b.f.id, p, pc.n
 	return p
 }
 
@@ -301,13 +310,21 @@ type lineFacts struct {
 	wh    []uint64
 	units []unitInfo
 	hits  []hit
+	// The pair this line last formed with the next line with words
+	// (pairOf), for the quick set of size nextN: next is that line's id,
+	// not a pointer, so that no line the cache has let go is kept alive.
+	id       uint64 // unique within the checker, from 1
+	next     uint64
+	nextPair *pairFacts
+	nextN    int
 }
 
 // lineFactsOf finds the facts of one line as written (lineHits and
 // lineUnits, with the quick set).
 func (c *checker) lineFactsOf(raw string) *lineFacts {
 	line := strings.Clone(normalize(raw)) // the cache must not hold the segment
-	f := &lineFacts{}
+	c.lineIDs++
+	f := &lineFacts{id: c.lineIDs}
 	c.starts = c.starts[:0]
 	f.w, c.starts = appendWordsAt(nil, c.starts, line)
 	f.wh = make([]uint64, len(f.w))

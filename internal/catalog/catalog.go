@@ -211,14 +211,15 @@ func (c *Catalog) T(key string, args ...any) (string, error) {
 	if len(args)%2 != 0 {
 		return "", fmt.Errorf("catalogue %s: %s: arguments go in name, value pairs", c.Lang, key)
 	}
-	vals := map[string]string{}
+	var buf [8]namedValue
+	vals := values(buf[:0])
 	text := m.text
 	for i := 0; i < len(args); i += 2 {
 		name, ok := args[i].(string)
 		if !ok {
 			return "", fmt.Errorf("catalogue %s: %s: argument name %v is not a string", c.Lang, key, args[i])
 		}
-		vals[name] = c.Value(args[i+1])
+		vals = append(vals, namedValue{name, c.Value(args[i+1])})
 		if name == "n" && m.forms != nil {
 			n, ok := asInt(args[i+1])
 			if !ok {
@@ -254,10 +255,10 @@ func (c *Catalog) ListT(key string, args ...any) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("catalogue %s: no list %q", c.Lang, key)
 	}
-	vals := map[string]string{}
+	var vals values
 	for i := 0; i+1 < len(args); i += 2 {
 		name, _ := args[i].(string)
-		vals[name] = c.Value(args[i+1])
+		vals = append(vals, namedValue{name, c.Value(args[i+1])})
 	}
 	out := make([]string, len(items))
 	for i, it := range items {
@@ -296,8 +297,28 @@ func (c *Catalog) form(m message, n int64) string {
 	return m.forms[plural.Other]
 }
 
-func fill(lang, key, text string, vals map[string]string) (string, error) {
+// namedValue is a placeholder's value; values holds a call's in the
+// order given, and the last of a name wins (as assigning a map would): a
+// handful of pairs, searched, instead of a map made for every call.
+type namedValue struct{ name, value string }
+
+type values []namedValue
+
+func (vs values) get(name string) (string, bool) {
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].name == name {
+			return vs[i].value, true
+		}
+	}
+	return "", false
+}
+
+func fill(lang, key, text string, vals values) (string, error) {
+	if strings.IndexByte(text, '{') < 0 {
+		return text, nil // no placeholder: the text itself, not a copy
+	}
 	var b strings.Builder
+	b.Grow(len(text) + 16)
 	for {
 		i := strings.IndexByte(text, '{')
 		if i < 0 {
@@ -309,7 +330,7 @@ func fill(lang, key, text string, vals map[string]string) (string, error) {
 			return "", fmt.Errorf("catalogue %s: %s: unclosed {", lang, key)
 		}
 		name := text[i+1 : i+j]
-		v, ok := vals[name]
+		v, ok := vals.get(name)
 		if !ok {
 			return "", fmt.Errorf("catalogue %s: %s: no value for {%s}", lang, key, name)
 		}
@@ -385,11 +406,11 @@ func (c *Catalog) Date(t time.Time) string {
 	return s
 }
 
-func (c *Catalog) dateParts(t time.Time) map[string]string {
+func (c *Catalog) dateParts(t time.Time) values {
 	day := strconv.Itoa(t.Day())
 	if t.Day() == 1 && c.locale.FirstDay != "" {
 		day = c.locale.FirstDay
 	}
-	return map[string]string{"day": day, "month": c.locale.Months[t.Month()-1], "year": strconv.Itoa(t.Year()),
-		"time": t.Format("15:04")}
+	return values{{"day", day}, {"month", c.locale.Months[t.Month()-1]}, {"year", strconv.Itoa(t.Year())},
+		{"time", t.Format("15:04")}}
 }
