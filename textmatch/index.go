@@ -28,7 +28,10 @@ type IndexStats struct {
 	// PromptShingles: distinct shingles of the prompts fingerprinted now.
 	PromptShingles int64
 	Stale          int64 // rows gone or changed since they were fingerprinted
-	Elapsed        time.Duration
+	// UpToDate: requests and text_indexed were as the last complete update
+	// left them (text_index_state), so no row was joined or read.
+	UpToDate bool
+	Elapsed  time.Duration
 }
 
 // chunkRows is how many pending rows are read, hashed and inserted at a
@@ -62,6 +65,28 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 	var redo bool
 	if err := conn.QueryRowContext(ctx, queries.Get("evidence_00b_shingles_missing")).Scan(&redo); err != nil {
 		return nil, fmt.Errorf("textmatch: evidence_00b_shingles_missing: %w", err)
+	}
+	// The state of requests and text_indexed, against the one the last
+	// complete update recorded: the same, and nothing is new or stale.
+	if err := exec("evidence_00e_state_now"); err != nil {
+		return nil, err
+	}
+	defer conn.ExecContext(context.Background(), queries.Get("evidence_17b_drop_state_now"))
+	if !redo {
+		var same bool
+		if err := conn.QueryRowContext(ctx, queries.Get("evidence_00f_up_to_date")).Scan(&same); err != nil {
+			return nil, fmt.Errorf("textmatch: evidence_00f_up_to_date: %w", err)
+		}
+		if same {
+			st.UpToDate = true
+			st.Elapsed = time.Since(t0)
+			logger.Info("fingerprinted logged texts", "rows", 0, "fingerprints", 0,
+				"prompt_shingles", 0, "stale", 0, "up_to_date", true, "elapsed", st.Elapsed.Round(time.Millisecond))
+			return st, nil
+		}
+	}
+	if err := exec("evidence_00g_forget_state"); err != nil {
+		return nil, err
 	}
 	if redo {
 		logger.Info("fingerprinting every logged text again: the case has no prompt shingles yet")
@@ -124,6 +149,9 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 			return nil, err
 		}
 		memwatch.Step(ctx, logger, "textmatch step", "step", "fingerprinted chunk", "chunk", i, "rows", cb.rows.rows)
+	}
+	if err := exec("evidence_05c_record_state"); err != nil {
+		return nil, err
 	}
 	st.Elapsed = time.Since(t0)
 	logger.Info("fingerprinted logged texts", "rows", st.Rows, "fingerprints", st.Fingerprints,

@@ -1,0 +1,124 @@
+package textmatch_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/textmatch"
+)
+
+// TestUpdateState: a second update with nothing new skips the row joins and
+// changes nothing; a new row, a changed row and a gone row are each found,
+// whether the recorded state is there or not, and the fingerprints then
+// equal those of a case fingerprinted once.
+func TestUpdateState(t *testing.T) {
+	ctx := context.Background()
+	exec := func(db *sql.DB, q string) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	const insert = `INSERT INTO requests (row_id, request_id, ts, tenant_id, model, prompt_tokens, prompt_text, response_text, row_hash, file_id, line)
+SELECT id, 'r' || id, TIMESTAMPTZ '2026-09-01 00:00:00+00' + to_seconds(id), 't' || (id % 3), 'm', 10, p, r,
+       hash(id, p, r), 1, id
+FROM (VALUES `
+	add := func(db *sql.DB, values string) { exec(db, insert+values+") v(id, p, r)") }
+	// update checks that UpToDate says whether anything had to be done.
+	update := func(db *sql.DB, upToDate bool) *textmatch.IndexStats {
+		t.Helper()
+		st, err := textmatch.Update(ctx, db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.UpToDate != upToDate {
+			t.Errorf("update: up to date %v, want %v", st.UpToDate, upToDate)
+		}
+		return st
+	}
+	count := func(db *sql.DB, q string) (n int64) {
+		t.Helper()
+		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	const first = `(1, 'the quick brown fox jumps over the lazy dog again', NULL),
+	(2, NULL, 'a response with enough words to hold a shingle or two'),
+	(3, NULL, NULL)`
+	db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	add(db, first)
+	if st := update(db, false); st.Rows != 2 || st.Stale != 0 {
+		t.Fatalf("first update: %d rows, %d stale; want 2, 0", st.Rows, st.Stale)
+	}
+	if n := count(db, "SELECT count(*) FROM text_index_state"); n != 1 {
+		t.Fatalf("text_index_state: %d rows after an update, want 1", n)
+	}
+	if st := update(db, true); st.Rows != 0 || st.Stale != 0 {
+		t.Errorf("second update: %d rows, %d stale; want 0, 0", st.Rows, st.Stale)
+	}
+
+	// A row without text added: nothing to hash, but the state moves on.
+	add(db, `(4, NULL, NULL)`)
+	if st := update(db, false); st.Rows != 0 || st.Stale != 0 {
+		t.Errorf("after a row without text: %d rows, %d stale; want 0, 0", st.Rows, st.Stale)
+	}
+	// A new row with text, a changed row (same row_id, other text), a gone row.
+	add(db, `(5, 'five words are not enough here but these are more', 'and an answer of several more words too')`)
+	exec(db, `UPDATE requests SET prompt_text = 'an other prompt of the first row with some words', row_hash = row_hash + 1 WHERE row_id = 1`)
+	exec(db, `DELETE FROM requests WHERE row_id = 2`)
+	if st := update(db, false); st.Rows != 2 || st.Stale != 2 {
+		t.Errorf("after a new, a changed and a gone row: %d rows, %d stale; want 2, 2", st.Rows, st.Stale)
+	}
+	// Without the recorded state (a case of an earlier version, or an
+	// update cut short) every row is checked again, and nothing is new.
+	exec(db, `DELETE FROM text_index_state`)
+	if st := update(db, false); st.Rows != 0 || st.Stale != 0 {
+		t.Errorf("without a recorded state: %d rows, %d stale; want 0, 0", st.Rows, st.Stale)
+	}
+	// A change the state sees although the row counts stay: two rows'
+	// hashes swapped.
+	exec(db, `UPDATE requests SET row_hash = CASE row_id WHEN 1 THEN (SELECT row_hash FROM requests WHERE row_id = 5)
+	                                                  ELSE (SELECT row_hash FROM requests WHERE row_id = 1) END WHERE row_id IN (1, 5)`)
+	if st := update(db, false); st.Rows != 2 || st.Stale != 2 {
+		t.Errorf("after two rows' hashes swapped: %d rows, %d stale; want 2, 2", st.Rows, st.Stale)
+	}
+
+	// The same rows fingerprinted at once: the same fingerprints.
+	sums := func() (out []string) {
+		for _, tbl := range []string{"text_fingerprints", "text_prompt_shingles", "text_indexed"} {
+			var n int64
+			var s string
+			if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(hash(t)), 0)::VARCHAR FROM "+tbl+" t").Scan(&n, &s); err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Fatalf("%s is empty: nothing is compared", tbl)
+			}
+			out = append(out, tbl+" "+itoa(n)+" "+s)
+		}
+		return out
+	}
+	inc := sums()
+	for _, q := range []string{"DELETE FROM text_fingerprints", "DELETE FROM text_prompt_shingles", "DELETE FROM text_indexed", "DELETE FROM text_index_state"} {
+		exec(db, q)
+	}
+	withText := count(db, "SELECT count(*) FROM requests WHERE prompt_text IS NOT NULL OR response_text IS NOT NULL")
+	if st := update(db, false); st.Rows != withText || withText != 2 {
+		t.Errorf("fingerprinting again: %d rows, %d with text, want 2", st.Rows, withText)
+	}
+	if all := sums(); !slices.Equal(inc, all) {
+		t.Errorf("incremental updates left %v, one update %v", inc, all)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
