@@ -285,6 +285,27 @@ CREATE TABLE IF NOT EXISTS text_index_state (
     indexed_rows  BIGINT NOT NULL,
     indexed_sum   HUGEINT NOT NULL    -- the same over text_indexed
 );
+-- Memos of the content match's tenant counts, which depend only on the
+-- fingerprints (emptied whenever those change, with text_index_state): a
+-- second analysis or sweep reads them instead of counting over every
+-- prompt fingerprint and shingle again. text_spec_memo: the response
+-- fingerprints of the responses in text_spec_rows that the prompts (as
+-- fingerprints) of 2 or more tenants of the model hold, with how many;
+-- text_common_memo: every shared shingle counted so far, with the tenants
+-- whose prompts of the model hold it (0 or more).
+CREATE TABLE IF NOT EXISTS text_spec_rows (
+    row_id BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS text_spec_memo (
+    model   VARCHAR NOT NULL,
+    hash    BIGINT NOT NULL,
+    tenants BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS text_common_memo (
+    model   VARCHAR NOT NULL,
+    hash    BIGINT NOT NULL,
+    tenants BIGINT NOT NULL
+);
 
 -- The sweep's strong matches (sweep.csv) and its per-day counts
 -- (sweep_days.csv), rewritten by each sweep.

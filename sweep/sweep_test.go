@@ -162,8 +162,22 @@ func TestIncremental(t *testing.T) {
 	if s := sweepIt(inc); s.Index.Rows != first || first == 0 {
 		t.Fatalf("first sweep hashed %d rows, %d have text", s.Index.Rows, first)
 	}
-	if s := sweepIt(inc); s.Index.Rows != 0 {
-		t.Errorf("second sweep hashed %d rows again", s.Index.Rows)
+	if err := WriteCSV(ctx, inc, filepath.Join(dir, "inc1")); err != nil {
+		t.Fatal(err)
+	}
+	if s := sweepIt(inc); s.Index.Rows != 0 || !s.Index.UpToDate {
+		t.Errorf("second sweep hashed %d rows again (up to date: %v)", s.Index.Rows, s.Index.UpToDate)
+	}
+	// The second sweep reads the tenant counts the first one kept.
+	if err := WriteCSV(ctx, inc, filepath.Join(dir, "inc2")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Files {
+		x, _ := os.ReadFile(filepath.Join(dir, "inc1", f))
+		y, _ := os.ReadFile(filepath.Join(dir, "inc2", f))
+		if !bytes.Equal(x, y) || len(x) == 0 {
+			t.Errorf("%s differs between the first sweep and the second (%d and %d bytes)", f, len(x), len(y))
+		}
 	}
 	load(inc, files[half:])
 	s := sweepIt(inc)

@@ -85,8 +85,13 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 			return st, nil
 		}
 	}
-	if err := exec("evidence_00g_forget_state"); err != nil {
-		return nil, err
+	// The memos of tenant counts hold for the fingerprints they were made
+	// with: forget them before those change.
+	for _, q := range []string{"evidence_00g_forget_state", "evidence_00h_forget_spec_rows",
+		"evidence_00h_forget_spec_memo", "evidence_00h_forget_common_memo"} {
+		if err := exec(q); err != nil {
+			return nil, err
+		}
 	}
 	if redo {
 		logger.Info("fingerprinting every logged text again: the case has no prompt shingles yet")

@@ -63,8 +63,20 @@ FROM (VALUES `
 	if n := count(db, "SELECT count(*) FROM text_index_state"); n != 1 {
 		t.Fatalf("text_index_state: %d rows after an update, want 1", n)
 	}
+	// The memos of tenant counts stay while the fingerprints do, and go
+	// when they change.
+	memo := func() {
+		exec(db, `INSERT INTO text_spec_rows VALUES (1); INSERT INTO text_spec_memo VALUES ('m', 7, 2); INSERT INTO text_common_memo VALUES ('m', 7, 2)`)
+	}
+	memos := func() int64 {
+		return count(db, `SELECT (SELECT count(*) FROM text_spec_rows) + (SELECT count(*) FROM text_spec_memo) + (SELECT count(*) FROM text_common_memo)`)
+	}
+	memo()
 	if st := update(db, true); st.Rows != 0 || st.Stale != 0 {
 		t.Errorf("second update: %d rows, %d stale; want 0, 0", st.Rows, st.Stale)
+	}
+	if n := memos(); n != 3 {
+		t.Errorf("an update with nothing new left %d memo rows, want 3", n)
 	}
 
 	// A row without text added: nothing to hash, but the state moves on.
@@ -72,6 +84,10 @@ FROM (VALUES `
 	if st := update(db, false); st.Rows != 0 || st.Stale != 0 {
 		t.Errorf("after a row without text: %d rows, %d stale; want 0, 0", st.Rows, st.Stale)
 	}
+	if n := memos(); n != 0 {
+		t.Errorf("an update after a new row left %d memo rows, want 0", n)
+	}
+	memo()
 	// A new row with text, a changed row (same row_id, other text), a gone row.
 	add(db, `(5, 'five words are not enough here but these are more', 'and an answer of several more words too')`)
 	exec(db, `UPDATE requests SET prompt_text = 'an other prompt of the first row with some words', row_hash = row_hash + 1 WHERE row_id = 1`)
@@ -82,8 +98,12 @@ FROM (VALUES `
 	// Without the recorded state (a case of an earlier version, or an
 	// update cut short) every row is checked again, and nothing is new.
 	exec(db, `DELETE FROM text_index_state`)
+	memo()
 	if st := update(db, false); st.Rows != 0 || st.Stale != 0 {
 		t.Errorf("without a recorded state: %d rows, %d stale; want 0, 0", st.Rows, st.Stale)
+	}
+	if n := memos(); n != 0 {
+		t.Errorf("an update without a recorded state left %d memo rows, want 0", n)
 	}
 	// A change the state sees although the row counts stay: two rows'
 	// hashes swapped.

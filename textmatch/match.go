@@ -28,32 +28,68 @@ import (
 //
 //  1. fill the temp table text_responses(row_id) with the responses;
 //  2. Prepare: their fingerprints (text_resp_fps), a lower bound of how
-//     many tenants' prompts hold each (text_spec, counted on fingerprints),
-//     and those that can carry weight (text_rare_fps);
+//     many tenants' prompts hold each (text_spec, counted on fingerprints,
+//     kept when 2 or more; memoised in text_spec_memo), and those that can
+//     carry weight (text_rare_fps);
 //  3. create the temp table text_candidates(response_row_id, source_row_id)
 //     with the caller's own rules (which prompts may be sources), joining
 //     text_rare_fps with the prompts' fingerprints on hash;
 //  4. MeasureCandidates: the exact tenant count of every shingle the pairs
-//     share (text_prompt_shingles), then the strength of every candidate
+//     share (text_prompt_shingles; memoised in text_common_memo), then the strength of every candidate
 //     pair, a chunk of responses at a time, into the temp table
 //     text_matches(response_row_id, source_row_id, shingles, run, rare, strong).
 //
 // The analysis and the sweep differ only in steps 1 and 3.
 
-// Prepare runs step 2 on conn.
+// Prepare runs step 2 on conn. The tenant counts of the responses'
+// fingerprints come from text_spec_memo when every response was compared
+// before with the same fingerprints; else they are counted and kept there.
 func Prepare(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresholds) error {
-	for _, q := range []struct {
-		name string
-		args []any
-	}{{"evidence_06_params_table", nil}, {"evidence_07_params", []any{th.CommonTenants}},
-		{"evidence_10_resp_fps", nil}, {"evidence_11_spec", nil}, {"evidence_12_rare_fps", nil}} {
-		t := time.Now()
-		if _, err := conn.ExecContext(ctx, queries.Get(q.name), q.args...); err != nil {
-			return fmt.Errorf("textmatch: %s: %w", q.name, err)
-		}
-		memwatch.Step(ctx, logger, "textmatch step", "query", q.name, "elapsed", time.Since(t).Round(time.Millisecond))
+	if th.CommonTenants < 2 {
+		// The counts kept are those of 2 tenants or more (fewer carry
+		// weight alike under any common_tenants the incident file allows).
+		return fmt.Errorf("textmatch: common_tenants %d, must be at least 2", th.CommonTenants)
 	}
-	return nil
+	exec := func(name string, args ...any) error {
+		t := time.Now()
+		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
+			return fmt.Errorf("textmatch: %s: %w", name, err)
+		}
+		memwatch.Step(ctx, logger, "textmatch step", "query", name, "elapsed", time.Since(t).Round(time.Millisecond))
+		return nil
+	}
+	if err := errors.Join(exec("evidence_06_params_table"), exec("evidence_07_params", th.CommonTenants)); err != nil {
+		return err
+	}
+	if err := exec("evidence_10_resp_fps"); err != nil {
+		return err
+	}
+	var known bool
+	if err := conn.QueryRowContext(ctx, queries.Get("evidence_11a_spec_known")).Scan(&known); err != nil {
+		return fmt.Errorf("textmatch: evidence_11a_spec_known: %w", err)
+	}
+	if known {
+		if err := exec("evidence_11b_spec_from_memo"); err != nil {
+			return err
+		}
+	} else {
+		if err := exec("evidence_11_spec"); err != nil {
+			return err
+		}
+		// The counts before the rows they cover, in one transaction.
+		if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+			return fmt.Errorf("textmatch: begin: %w", err)
+		}
+		if err := errors.Join(exec("evidence_11c_memo_spec"), exec("evidence_11d_memo_rows")); err != nil {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+			return fmt.Errorf("textmatch: commit: %w", err)
+		}
+	}
+	return exec("evidence_12_rare_fps")
 }
 
 // MeasureStats says what Measure did.
@@ -161,6 +197,27 @@ func MeasureCandidates(ctx context.Context, conn *sql.Conn, logger *slog.Logger,
 	}
 	common := map[string]map[uint64]bool{}
 	if anyShared {
+		// Count the shingles not counted before with these fingerprints
+		// (text_common_memo), then read the common ones from the memo.
+		t := time.Now()
+		if err := exec("evidence_14c1_shared_new"); err != nil {
+			return nil, err
+		}
+		var n int64
+		if err := conn.QueryRowContext(ctx, queries.Get("evidence_14c1b_shared_new_count")).Scan(&n); err != nil {
+			return nil, fmt.Errorf("textmatch: evidence_14c1b_shared_new_count: %w", err)
+		}
+		memwatch.Step(ctx, logger, "textmatch step", "query", "evidence_14c1_shared_new", "new", n, "elapsed", time.Since(t).Round(time.Millisecond))
+		if n > 0 {
+			t = time.Now()
+			if err := exec("evidence_14c2_count_new"); err != nil {
+				return nil, err
+			}
+			memwatch.Step(ctx, logger, "textmatch step", "query", "evidence_14c2_count_new", "elapsed", time.Since(t).Round(time.Millisecond))
+		}
+		if err := exec("evidence_14e_drop_shared_new"); err != nil {
+			return nil, err
+		}
 		if err := read("evidence_14d_common", nil, func(rec arrow.RecordBatch) error {
 			mc, e1 := stringCol(rec, 0)
 			hc, e2 := int64Col(rec, 1)
