@@ -59,10 +59,41 @@ func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any
 	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := NewWriter(bw)
+	// Arrow when every column's type has a formatter (several times
+	// faster than rows.Scan, which boxes every value: 3.3M exposures, 4 s
+	// of CPU); rows.Scan and field otherwise, with the same bytes.
+	viaArrow, err := arrowFormattable(ctx, conn, table)
+	if err != nil {
+		return err
+	}
+	if viaArrow {
+		err = writeArrow(ctx, conn, table, w)
+	} else {
+		err = writeScan(ctx, conn, table, w)
+	}
+	if err != nil {
+		return err
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// writeScan writes the rows of table through rows.Scan and field, piece by
+// piece in the table's order.
+func writeScan(ctx context.Context, conn *sql.Conn, table string, w *Writer) error {
 	var vals, ptrs []any
 	var rec []string
 	var text []bool
-	err = queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
+	return queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
 		rows, err := conn.QueryContext(ctx, "SELECT * FROM "+table+" WHERE rowid >= $1 AND rowid < $2", lo, hi)
 		if err != nil {
 			return 0, err
@@ -97,20 +128,6 @@ func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any
 		}
 		return n, rows.Err()
 	})
-	if err != nil {
-		return err
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // field formats one value of a query; text reports whether it is text
