@@ -127,13 +127,13 @@ func decodePart(segs *[]segment, prefix, ctype, cte, disposition string, body io
 	if mt == "message/rfc822" || mt == "message/global" {
 		return decodeRFC822(segs, prefix+"attached message ", b, depth+1)
 	}
-	return leafSegments(segs, prefix, mt, params, disposition, b)
+	return leafSegments(segs, prefix, mt, params, disposition, string(b))
 }
 
-// leafSegments adds the segments of one decoded leaf part (b, of media
+// leafSegments adds the segments of one decoded leaf part (its bytes b, of media
 // type mt): its text (an HTML part's visible text and the inside of its
 // tags), and an attachment's name.
-func leafSegments(segs *[]segment, prefix, mt string, params map[string]string, disposition string, b []byte) error {
+func leafSegments(segs *[]segment, prefix, mt string, params map[string]string, disposition string, b string) error {
 	label := prefix + mt + " part"
 	kind := segProse
 	if disposition != "" {
@@ -163,13 +163,15 @@ func leafSegments(segs *[]segment, prefix, mt string, params map[string]string, 
 
 // decodeCharset turns a part's bytes into text by its declared charset.
 // Bytes that hold NULs whatever their label are read as UTF-16 too, both
-// ways: a reader's mail program may well show them so.
-func decodeCharset(b []byte, charset string) ([]string, error) {
+// ways: a reader's mail program may well show them so. The bytes come as a
+// string: UTF-8 and ASCII (the usual case) are then the text itself, not a
+// copy.
+func decodeCharset(b string, charset string) ([]string, error) {
 	t, err := charsetTransformer(charset)
 	if err != nil {
 		return nil, err
 	}
-	text := string(b)
+	text := b
 	if t != nil {
 		if text, _, err = transform.String(t, text); err != nil {
 			return nil, fmt.Errorf("charset %s: %w", charset, err)
@@ -179,9 +181,9 @@ func decodeCharset(b []byte, charset string) ([]string, error) {
 		text = strings.ToValidUTF8(text, " ")
 	}
 	out := []string{text}
-	if bytes.IndexByte(b, 0) >= 0 {
+	if strings.IndexByte(b, 0) >= 0 {
 		for _, e := range []encoding.Encoding{unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)} {
-			if s, _, err := transform.String(unicode.BOMOverride(e.NewDecoder()), string(b)); err == nil {
+			if s, _, err := transform.String(unicode.BOMOverride(e.NewDecoder()), b); err == nil {
 				out = append(out, strings.ToValidUTF8(s, " "))
 			}
 		}

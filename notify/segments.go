@@ -22,9 +22,9 @@ import (
 // TestBuiltSegmentsMatchDecoding, and every draft under test
 // (checkBuiltAgainstDecoded), hold the two equal.
 //
-// scratch (nil: none) lends the segments' slice and the bodies' bytes,
-// reused from notice to notice: the segments' texts are copies, so
-// nothing refers to it once the segments are checked.
+// scratch (nil: none) lends the segments' slice, reused from notice to
+// notice: the segments' texts are strings of their own, so nothing refers
+// to it once the segments are checked.
 func builtSegments(eml []byte, s *emlSpec, scratch *builtScratch) ([]segment, bool) {
 	if scratch == nil {
 		scratch = &builtScratch{}
@@ -41,7 +41,7 @@ func builtSegments(eml []byte, s *emlSpec, scratch *builtScratch) ([]segment, bo
 	defer func() { scratch.segs = segs[:0] }()
 	segs = append(segs, segment{"headers", hb, segHeaders})
 	_, altB := emlBoundaries(s.MessageID)
-	leaf := func(h textproto.MIMEHeader, b []byte) bool {
+	leaf := func(h textproto.MIMEHeader, b string, isLeaf bool) bool {
 		for _, vs := range h {
 			for _, v := range vs {
 				if !plainHeaderValue(v) {
@@ -54,7 +54,7 @@ func builtSegments(eml []byte, s *emlSpec, scratch *builtScratch) ([]segment, bo
 			return false
 		}
 		segs = append(segs, segment{"part headers", ph, segHeaders})
-		if b == nil {
+		if !isLeaf {
 			return true // a multipart's own part: its parts follow
 		}
 		mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
@@ -63,24 +63,16 @@ func builtSegments(eml []byte, s *emlSpec, scratch *builtScratch) ([]segment, bo
 		}
 		return leafSegments(&segs, "", mt, params, h.Get("Content-Disposition"), b) == nil
 	}
-	if !leaf(altPartHeader(altB), nil) {
+	if !leaf(altPartHeader(altB), "", false) {
 		return nil, false
 	}
 	for i, body := range []string{s.Text, s.HTML} {
-		if scratch.body == nil {
-			scratch.body = make([]byte, 0, 16<<10) // never nil: nil is a multipart's own part
-		}
-		scratch.body = appendQPRoundTrip(scratch.body[:0], body)
-		if !leaf(bodyPartHeader(bodyPartTypes[i]), scratch.body) {
+		if !leaf(bodyPartHeader(bodyPartTypes[i]), qpRoundTrip(body), true) {
 			return nil, false
 		}
 	}
 	if a := s.Attachment; a != nil {
-		data := a.Data
-		if data == nil {
-			data = []byte{}
-		}
-		if !leaf(attachmentPartHeader(a), data) {
+		if !leaf(attachmentPartHeader(a), string(a.Data), true) {
 			return nil, false
 		}
 	}
@@ -98,16 +90,23 @@ func plainHeaderValue(v string) bool {
 	return v == "" || v[0] != ' ' && v[len(v)-1] != ' '
 }
 
-// appendQPRoundTrip appends what Go's quotedprintable reader gives back of
-// what its writer (text mode) wrote of s: the same bytes, each line break
-// (\r\n, \r or \n) as \r\n.
-func appendQPRoundTrip(out []byte, s string) []byte {
+// qpRoundTrip is what Go's quotedprintable reader gives back of what its
+// writer (text mode) wrote of s: the same bytes, each line break (\r\n,
+// \r or \n) as \r\n. Written straight into the string the segment keeps.
+func qpRoundTrip(s string) string {
+	if strings.IndexAny(s, "\r\n") < 0 {
+		return s
+	}
+	var out strings.Builder
+	out.Grow(len(s) + strings.Count(s, "\n") + 16)
 	for {
 		i := strings.IndexAny(s, "\r\n")
 		if i < 0 {
-			return append(out, s...)
+			out.WriteString(s)
+			return out.String()
 		}
-		out = append(append(out, s[:i]...), '\r', '\n')
+		out.WriteString(s[:i])
+		out.WriteString("\r\n")
 		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
 			i++
 		}
@@ -118,5 +117,4 @@ func appendQPRoundTrip(out []byte, s string) []byte {
 // builtScratch is the memory builtSegments reuses.
 type builtScratch struct {
 	segs []segment
-	body []byte
 }
