@@ -164,6 +164,7 @@ type checker struct {
 	pairs    pairCache
 	pairHits []*pairFacts
 	built    builtScratch
+	kw       []string // segWords
 	recent   lineCache
 	lineIDs  uint64 // the last lineFacts.id given
 	neg      negCache
@@ -213,13 +214,13 @@ type wordLine struct {
 // follow one another the same way in thousands of notices), or it goes
 // beyond B and is tested here. Within A the first kind start before the
 // second, so the order is kept.
-func (c *checker) crossLineHits(w []string, wh []uint64, lines []wordLine, hits []hit) []hit {
+func (c *checker) crossLineHits(wh []uint64, lines []wordLine, hits []hit) []hit {
 	if len(lines) < 2 {
 		return hits
 	}
 	pairs := c.pairHits[:0]
 	for j := 0; j+1 < len(lines); j++ {
-		pairs = append(pairs, c.pairOf(w, wh, lines[j], lines[j+1]))
+		pairs = append(pairs, c.pairOf(wh, lines[j], lines[j+1]))
 	}
 	c.pairHits = pairs
 	for ki, k := range c.ks {
@@ -235,8 +236,8 @@ func (c *checker) crossLineHits(w []string, wh []uint64, lines []wordLine, hits 
 			}
 			endB := b.start + len(b.f.w)
 			for i := max(a.start, b.start-k+1); i < b.start; i++ {
-				if i+k > endB && i+k <= len(w) {
-					hits = c.hitsAt(w, wh, i, k, hits)
+				if i+k > endB && i+k <= len(wh) {
+					hits = c.hitsAt(nil, wh, i, k, hits)
 				}
 			}
 		}
@@ -261,7 +262,7 @@ type pairCache struct {
 	n        int
 }
 
-func (c *checker) pairOf(w []string, wh []uint64, a, b wordLine) *pairFacts {
+func (c *checker) pairOf(wh []uint64, a, b wordLine) *pairFacts {
 	pc := &c.pairs
 	if pc.n != c.m.quick.n {
 		pc.cur, pc.old, pc.n = nil, nil, c.m.quick.n
@@ -285,7 +286,7 @@ func (c *checker) pairOf(w []string, wh []uint64, a, b wordLine) *pairFacts {
 			for i := max(a.start, b.start-k+1); i < b.start; i++ {
 				if i+k <= endB {
 					n := len(p.hits)
-					p.hits = c.hitsAt(w, wh, i, k, p.hits)
+					p.hits = c.hitsAt(nil, wh, i, k, p.hits)
 					for x := n; x < len(p.hits); x++ {
 						p.hits[x].pos -= a.start
 					}
@@ -396,7 +397,9 @@ func newCheckerQuick(m *manifest, quick bool) *checker {
 }
 
 // hitsAt tests the k-gram w[i:i+k] against the manifest; wh is w's cheap
-// word hashes when the manifest has a quick set.
+// word hashes when the manifest has a quick set. With the quick set, w nil
+// is the words of the segment being checked (segWords): they are read only
+// for the rare k-gram whose cheap hash is in the set.
 func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	if c.quick {
 		h := seqHash(wh[i : i+k])
@@ -408,7 +411,13 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 			return out // not a k-gram of the manifest: no SHA-256, no probe
 		}
 	}
-	d := c.x.kgram(w[i : i+k])
+	var kw []string
+	if w == nil {
+		kw = c.segWords(i, k)
+	} else {
+		kw = w[i : i+k]
+	}
+	d := c.x.kgram(kw)
 	if c.f != nil && !c.f.mayHold(c.m, d) {
 		return out // in neither map (most k-grams): one bit read instead of two map probes
 	}
@@ -418,6 +427,21 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	if _, ok := c.m.texts[d]; ok {
 		out = append(out, hit{pos: i, k: k, d: d, text: true})
 	}
+	return out
+}
+
+// segWords returns the words i..i+k of the segment being checked by the
+// quick path, read from its lines' facts (c.wlines), in a reused slice:
+// the quick path does not copy every line's words into one slice.
+func (c *checker) segWords(i, k int) []string {
+	out := c.kw[:0]
+	j := sort.Search(len(c.wlines), func(j int) bool { return c.wlines[j].start > i }) - 1
+	for ; len(out) < k; j++ {
+		wl := c.wlines[j]
+		off := i + len(out) - wl.start
+		out = append(out, wl.f.w[off:min(len(wl.f.w), off+k-len(out))]...)
+	}
+	c.kw = out
 	return out
 }
 
@@ -523,8 +547,9 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 		for li, rest := 0, seg.text; ; li++ {
 			raw, after, more := strings.Cut(rest, "\n")
 			prose = append(prose, seg.kind == segProse || seg.kind == segHeaders && len(raw) >= 8 && strings.EqualFold(raw[:8], "subject:"))
-			n := len(w)
+			n := len(w) // the words so far: len(wh) in the quick path, which leaves w empty
 			if quick {
+				n = len(wh)
 				// Most lines are the templates' own, the same in
 				// thousands of notices: their facts are cached by the
 				// line as written, in a small cache.
@@ -534,9 +559,8 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 					c.recent.put(strings.Clone(raw), f)
 				}
 				if len(f.w) > 0 {
-					wlines = append(wlines, wordLine{f, len(w)})
+					wlines = append(wlines, wordLine{f, n})
 				}
-				w = append(w, f.w...)
 				wh = append(wh, f.wh...)
 				units = append(units, f.units...)
 				for _, h := range f.hits {
@@ -552,7 +576,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 					hits = append(hits, h)
 				}
 			}
-			for range len(w) - n {
+			for range len(w) + len(wh) - n {
 				lineOf = append(lineOf, li)
 			}
 			if !more {
@@ -562,8 +586,10 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 		}
 		c.us, c.prose, c.wlines = units, prose, wlines
 		// k-grams that span lines are not in any line's cache.
+		nw := len(w)
 		if quick {
-			hits = c.crossLineHits(w, wh, wlines, hits)
+			hits = c.crossLineHits(wh, wlines, hits)
+			nw = len(wh)
 		} else {
 			for _, k := range c.ks {
 				for i := 0; i+k <= len(w); i++ {
@@ -575,7 +601,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 		}
 		// Mask the owner's own identifiers first: "acme" inside the
 		// owner's own "acme labs" is not another tenant's "acme".
-		masked := slices.Grow(c.masked[:0], len(w))[:len(w)]
+		masked := slices.Grow(c.masked[:0], nw)[:nw]
 		clear(masked)
 		c.ws, c.wh, c.lineOf, c.hits, c.masked = w, wh, lineOf, hits, masked
 		for _, h := range hits {
@@ -609,8 +635,16 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 			// (unitHits), except an all-number one in running text (the
 			// body, the subject): there any number that is not one the
 			// notice writes itself is a hit (ownnumbers.go).
-			if c.m.generic[h.d] && (!prose[lineOf[h.pos]] || !allNumbers(w[h.pos:h.pos+h.k]) || own.covers(w[h.pos:h.pos+h.k])) {
-				continue
+			if c.m.generic[h.d] {
+				var hw []string
+				if quick {
+					hw = c.segWords(h.pos, h.k)
+				} else {
+					hw = w[h.pos : h.pos+h.k]
+				}
+				if !prose[lineOf[h.pos]] || !allNumbers(hw) || own.covers(hw) {
+					continue
+				}
 			}
 			for _, o := range c.m.ids[h.d] {
 				if o.owner != owner {
