@@ -17,7 +17,9 @@
 -- The range joins go through time buckets one lookback wide, so each
 -- trigger only meets the rows of two buckets.
 -- Only the columns each step needs are read from requests (10M rows at
--- scale): no wide common table of every served row.
+-- scale): no wide common table of every served row. The tiers' rows are
+-- not made distinct one by one: pairs' GROUP BY does it once (max and
+-- bool_or of duplicates are those of one row).
 INSERT INTO exposures
 WITH p AS (SELECT * FROM analysis_params),
 trig AS (
@@ -30,8 +32,7 @@ confirmed AS (
     FROM text_matches WHERE strong
 ),
 replayed AS (
-    SELECT source_row_id, trigger_row_id, max(slots) AS slots
-    FROM analysis_pairs WHERE slots > 0 GROUP BY ALL
+    SELECT source_row_id, trigger_row_id, slots FROM analysis_pairs WHERE slots > 0
 ),
 res_trig AS (
     SELECT t.row_id, t.ts, t.decode_instance,
@@ -40,7 +41,7 @@ res_trig AS (
     WHERE t.decode_instance IS NOT NULL AND p.contamination = 'residency'
 ),
 residency AS (
-    SELECT DISTINCT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS res
+    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS res
     FROM res_trig t, p,
          (SELECT r.row_id, r.decode_instance, r.end_ts, epoch_us(r.end_ts) // q.residency_lookback_us AS bucket
           FROM requests r CROSS JOIN analysis_params q
@@ -63,7 +64,7 @@ pos_trig AS (
 -- after, grew with the square of the traffic (30M requests: 1.7 billion
 -- joined rows for 1.6M kept).
 possible AS (
-    SELECT DISTINCT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS pos
+    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS pos
     FROM pos_trig t, p,
          (SELECT r.row_id, r.ts, r.model, r.decode_instance,
                  epoch_us(r.ts) // q.possible_lookback_us AS bucket
@@ -74,7 +75,7 @@ possible AS (
       AND s.ts < t.ts AND s.ts >= t.ts - p.possible_lookback
       AND (s.decode_instance = t.decode_instance OR s.decode_instance IS NULL OR t.decode_instance IS NULL)
     UNION ALL
-    SELECT DISTINCT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS pos
+    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS pos
     FROM pos_trig t, p,
          (SELECT r.row_id, r.ts, r.model, r.decode_instance,
                  epoch_us(r.ts) // q.possible_lookback_us AS bucket
