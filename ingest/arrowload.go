@@ -67,7 +67,6 @@ type arrowChunk struct {
 	rec     arrow.RecordBatch
 	rows    []bool // per line: a row (true) or the next of rejects
 	rejects []outcome
-	done    chan struct{}
 }
 
 // rowBuilder appends rows to a record batch of requestsArrowSchema.
@@ -246,100 +245,74 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 	// Chunk buffers go round: fresh memory for every chunk cost page
 	// faults and collections.
 	bufs := make(chan []byte, 4*workers)
-	todo := make(chan *arrowChunk, workers)
-	ordered := make(chan *arrowChunk, 2*workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	err = orderedWork(ctx,
+		func(send func(*arrowChunk) error) error {
+			cur := &arrowChunk{}
+			produce := nonBlankLines(ctx, end, true, l.fi.maxLine, &long)
+			err := produce(func(b []byte, line int64) error {
+				if _, ok := long.m[line]; ok {
+					anyLong.Store(true)
+				}
+				cur.buf = append(cur.buf, b...)
+				cur.ends = append(cur.ends, len(cur.buf))
+				cur.lines = append(cur.lines, line)
+				if len(cur.lines) < arrowChunkLines && len(cur.buf) < arrowChunkBytes {
+					return nil
+				}
+				c := cur
+				cur = &arrowChunk{}
+				select {
+				case cur.buf = <-bufs:
+				default:
+				}
+				return send(c)
+			})
+			if err == nil && len(cur.lines) > 0 {
+				err = send(cur)
+			}
+			return err
+		},
+		func() (func(*arrowChunk), func()) {
 			rb := newRowBuilder(mem)
-			defer rb.b.Release()
-			for c := range todo {
+			return func(c *arrowChunk) {
 				rb.parse(c, l.fileID, l.m, judge, &long, &anyLong)
 				select {
 				case bufs <- c.buf[:0]:
 				default:
 				}
 				c.buf = nil
-				close(c.done)
-			}
-		}()
-	}
-	var produceErr error
-	go func() {
-		defer close(ordered)
-		defer close(todo)
-		cur := &arrowChunk{done: make(chan struct{})}
-		send := func() error {
-			for _, ch := range []chan *arrowChunk{ordered, todo} {
-				select {
-				case ch <- cur:
-				case <-ctx.Done():
-					return ctx.Err()
+			}, rb.b.Release
+		},
+		func(c *arrowChunk) error {
+			k := 0
+			for i, row := range c.rows {
+				var err error
+				if row {
+					err = ts.row(c.lines[i], values{})
+				} else {
+					o := c.rejects[k]
+					k++
+					err = ts.reject(o.line, o.reason, o.raw)
+				}
+				if err != nil {
+					c.rec.Release()
+					return err
 				}
 			}
-			cur = &arrowChunk{done: make(chan struct{})}
-			select {
-			case cur.buf = <-bufs:
-			default:
-			}
-			return nil
-		}
-		produce := nonBlankLines(ctx, end, true, l.fi.maxLine, &long)
-		produceErr = produce(func(b []byte, line int64) error {
-			if _, ok := long.m[line]; ok {
-				anyLong.Store(true)
-			}
-			cur.buf = append(cur.buf, b...)
-			cur.ends = append(cur.ends, len(cur.buf))
-			cur.lines = append(cur.lines, line)
-			if len(cur.lines) == arrowChunkLines || len(cur.buf) >= arrowChunkBytes {
-				return send()
-			}
-			return nil
-		})
-		if produceErr == nil && len(cur.lines) > 0 {
-			produceErr = send()
-		}
-	}()
-	var emitErr error
-	for c := range ordered {
-		if emitErr != nil {
-			continue // drain, so the producer is not left blocked
-		}
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			emitErr = ctx.Err()
-			continue
-		}
-		k := 0
-		for i, row := range c.rows {
-			if row {
-				emitErr = ts.row(c.lines[i], values{})
-			} else {
-				o := c.rejects[k]
-				k++
-				emitErr = ts.reject(o.line, o.reason, o.raw)
-			}
-			if emitErr != nil {
-				break
-			}
-		}
-		if emitErr == nil {
 			select {
 			case recs <- c.rec:
-				continue
+				return nil
 			case <-ctx.Done():
-				emitErr = ctx.Err()
+				c.rec.Release()
+				return ctx.Err()
 			}
-		}
-		c.rec.Release()
-		cancel()
-	}
-	wg.Wait()
-	if err := errors.Join(emitErr, produceErr); err != nil {
+		},
+		func(c *arrowChunk) {
+			if c.rec != nil {
+				c.rec.Release()
+			}
+		})
+	if err != nil {
 		return err
 	}
 	if d := damageOf(rc); d != nil && d.err != nil {

@@ -22,7 +22,6 @@ type batch[T any] struct {
 	raws  [][]byte
 	lines []int64
 	out   []T
-	done  chan struct{}
 }
 
 // parallelRecords runs judge over the records that produce yields, on every
@@ -48,23 +47,73 @@ func (o outcome) to(s sink) error {
 // goroutine.
 func parallelMap[T any](ctx context.Context, produce func(yield func(raw []byte, line int64) error) error,
 	work func(raw []byte, line int64) T, consume func(T) error) error {
-	parent := ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	workers := runtime.GOMAXPROCS(0)
-	todo := make(chan *batch[T], 2*workers)
-	ordered := make(chan *batch[T], 2*workers)
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range todo {
+	return orderedWork(ctx,
+		func(send func(*batch[T]) error) error {
+			cur := &batch[T]{}
+			err := produce(func(raw []byte, line int64) error {
+				cur.raws = append(cur.raws, append([]byte(nil), raw...))
+				cur.lines = append(cur.lines, line)
+				if len(cur.raws) < recordBatch {
+					return nil
+				}
+				b := cur
+				cur = &batch[T]{}
+				return send(b)
+			})
+			if err == nil && len(cur.raws) > 0 {
+				err = send(cur)
+			}
+			return err
+		},
+		func() (func(*batch[T]), func()) {
+			return func(b *batch[T]) {
 				b.out = make([]T, len(b.raws))
 				for j, raw := range b.raws {
 					b.out[j] = work(raw, b.lines[j])
 				}
-				close(b.done)
+			}, func() {}
+		},
+		func(b *batch[T]) error {
+			for _, o := range b.out {
+				if err := consume(o); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		func(*batch[T]) {})
+}
+
+// orderedWork is the shape of every parallel read: produce runs on its own
+// goroutine and sends units; the workers (one per CPU, each with its own
+// state from newWorker, stopped when the units end) work on them in any
+// order; emit takes them in the order they were sent, on the caller's
+// goroutine. After the first error (emit's, produce's, or ctx's) the rest
+// are drained, each handed to discard once its work is done, so that no
+// goroutine is left blocked. The error returned is emit's, else produce's,
+// else ctx's.
+func orderedWork[U any](ctx context.Context, produce func(send func(U) error) error,
+	newWorker func() (work func(U), stop func()), emit func(U) error, discard func(U)) error {
+	type pending struct {
+		u    U
+		done chan struct{}
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := runtime.GOMAXPROCS(0)
+	todo := make(chan *pending, workers)
+	ordered := make(chan *pending, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work, stop := newWorker()
+			defer stop()
+			for p := range todo {
+				work(p.u)
+				close(p.done)
 			}
 		}()
 	}
@@ -74,48 +123,37 @@ func parallelMap[T any](ctx context.Context, produce func(yield func(raw []byte,
 		defer wg.Done()
 		defer close(todo)
 		defer close(ordered)
-		cur := &batch[T]{done: make(chan struct{})}
-		send := func() error {
-			for _, ch := range []chan *batch[T]{ordered, todo} {
+		produceErr = produce(func(u U) error {
+			p := &pending{u: u, done: make(chan struct{})}
+			for _, ch := range []chan *pending{ordered, todo} {
 				select {
-				case ch <- cur:
+				case ch <- p:
 				case <-ctx.Done():
+					if ch == todo {
+						close(p.done) // in ordered, never worked on
+					}
 					return ctx.Err()
 				}
 			}
-			cur = &batch[T]{done: make(chan struct{})}
-			return nil
-		}
-		produceErr = produce(func(raw []byte, line int64) error {
-			cur.raws = append(cur.raws, append([]byte(nil), raw...))
-			cur.lines = append(cur.lines, line)
-			if len(cur.raws) == recordBatch {
-				return send()
-			}
 			return nil
 		})
-		if produceErr == nil && len(cur.raws) > 0 {
-			produceErr = send()
-		}
 	}()
 	var emitErr error
-	for b := range ordered {
-		if emitErr != nil {
-			continue // drain, so the producer is not left blocked
-		}
-		select {
-		case <-b.done:
-		case <-ctx.Done():
-			emitErr = ctx.Err()
-			continue
-		}
-		for _, o := range b.out {
-			if err := consume(o); err != nil {
-				emitErr = err
-				cancel()
-				break
+	for p := range ordered {
+		if emitErr == nil {
+			select {
+			case <-p.done:
+				if err := emit(p.u); err != nil {
+					emitErr = err
+					cancel()
+				}
+				continue
+			case <-ctx.Done():
+				emitErr = ctx.Err()
 			}
 		}
+		<-p.done // drain, so the producer is not left blocked
+		discard(p.u)
 	}
 	cancel()
 	wg.Wait()

@@ -109,3 +109,100 @@ func TestParallelRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestOrderedWorkAccountsForEveryUnit: whatever stops the run (emit,
+// produce, the caller's context, or nothing), the units come out in the
+// order sent, each one worked on before it is emitted or discarded, each
+// emitted or discarded exactly once, every worker stopped, and the first
+// error is the one returned.
+func TestOrderedWorkAccountsForEveryUnit(t *testing.T) {
+	type unit struct {
+		n              int
+		worked, handed int
+	}
+	emitFail := errors.New("emit failed")
+	produceFail := errors.New("produce failed")
+	cases := []struct {
+		name              string
+		units, emitFailAt int
+		produceFailAt     int
+		cancelAt          int
+		want              error
+	}{
+		{name: "all", units: 5000, emitFailAt: -1, produceFailAt: -1, cancelAt: -1},
+		{name: "none", units: 0, emitFailAt: -1, produceFailAt: -1, cancelAt: -1},
+		{name: "emit fails", units: 5000, emitFailAt: 1234, produceFailAt: -1, cancelAt: -1, want: emitFail},
+		{name: "emit fails first", units: 5000, emitFailAt: 0, produceFailAt: -1, cancelAt: -1, want: emitFail},
+		{name: "produce fails", units: 5000, emitFailAt: -1, produceFailAt: 2000, cancelAt: -1, want: produceFail},
+		{name: "cancelled", units: 5000, emitFailAt: -1, produceFailAt: -1, cancelAt: 700, want: context.Canceled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var sent []*unit
+			var started, stopped int
+			var mu = make(chan struct{}, 1)
+			emitted := 0
+			err := orderedWork(ctx,
+				func(send func(*unit) error) error {
+					for i := range c.units {
+						if i == c.produceFailAt {
+							return produceFail
+						}
+						if i == c.cancelAt {
+							cancel()
+						}
+						u := &unit{n: i}
+						sent = append(sent, u)
+						if err := send(u); err != nil {
+							sent = sent[:len(sent)-1]
+							return err
+						}
+					}
+					return nil
+				},
+				func() (func(*unit), func()) {
+					mu <- struct{}{}
+					started++
+					<-mu
+					return func(u *unit) { u.worked++ }, func() { mu <- struct{}{}; stopped++; <-mu }
+				},
+				func(u *unit) error {
+					if u.worked != 1 || u.handed != 0 {
+						return fmt.Errorf("unit %d emitted after %d works, %d handings", u.n, u.worked, u.handed)
+					}
+					if u.n != emitted {
+						return fmt.Errorf("unit %d emitted in place of %d", u.n, emitted)
+					}
+					u.handed++
+					emitted++
+					if u.n == c.emitFailAt {
+						return emitFail
+					}
+					return nil
+				},
+				func(u *unit) {
+					u.handed++
+				})
+			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+				t.Fatalf("err %v, want %v", err, c.want)
+			}
+			if started != runtime.GOMAXPROCS(0) || stopped != started {
+				t.Errorf("workers: %d started, %d stopped", started, stopped)
+			}
+			for _, u := range sent {
+				// A unit cancelled between the two queues is discarded unworked.
+				if u.handed != 1 || u.worked > 1 || (u.worked == 0 && c.want == nil) {
+					t.Errorf("unit %d: worked %d, handed %d times", u.n, u.worked, u.handed)
+				}
+			}
+			if c.want == nil && emitted != c.units {
+				t.Errorf("emitted %d of %d", emitted, c.units)
+			}
+			if c.emitFailAt >= 0 && emitted != c.emitFailAt+1 {
+				t.Errorf("emitted %d units, want %d (up to the failure)", emitted, c.emitFailAt+1)
+			}
+		})
+	}
+}
