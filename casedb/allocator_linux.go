@@ -55,11 +55,12 @@ var allocatorOnce sync.Once
 // before giving them back to the system. DuckDB starts it with a second
 // (dirty, then lazily freed pages, both still counted in the process's
 // memory), and a busy join frees and allocates far more than memory_limit
-// in a second. Measured on a 10M-request analysis at a 3 GiB limit (see
-// docs/performance.md): 1 s peaked at 3.5-3.8 GiB, 100 ms at 3.39-3.40 GiB
-// with as many page faults, 0 at 3.32-3.35 GiB with twice the page faults
-// and about 10 s more system time.
-const allocatorDecayMS = 100
+// in a second. Measured at a 3 GiB limit (see docs/performance.md): at
+// 10M requests 1 s peaked at 3.5-3.8 GiB, 100 ms at 3.39-3.40 GiB, 0 at
+// 3.32-3.35 GiB with twice the page faults; at 30M (one run each) 100 ms
+// peaked at 4,132 MiB in 130 s, 20 ms at 3,856 MiB in 144 s, 0 at 3,461
+// MiB in 177 s. 20 ms keeps the 30M analysis under 4 GiB for ~10%.
+const allocatorDecayMS = 20
 
 // configureAllocator sets allocatorDecayMS on every arena and as the
 // default of arenas made later. It is process-wide and set once, after the
