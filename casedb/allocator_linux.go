@@ -49,7 +49,10 @@ import (
 	"unsafe"
 )
 
-var allocatorOnce sync.Once
+var (
+	allocatorOnce sync.Once
+	allocatorErr  error // what the one attempt found, returned to every Open
+)
 
 // allocatorDecayMS is how long DuckDB's bundled jemalloc keeps freed pages
 // before giving them back to the system. DuckDB starts it with a second
@@ -67,16 +70,15 @@ const allocatorDecayMS = 20
 // first database has started the allocator. A user's own
 // DUCKDB_JE_MALLOC_CONF is left to rule.
 func configureAllocator() error {
-	var err error
 	allocatorOnce.Do(func() {
 		if _, own := os.LookupEnv("DUCKDB_JE_MALLOC_CONF"); own {
 			return
 		}
 		if C.leakmap_je_set_decay(allocatorDecayMS) != 0 {
-			err = fmt.Errorf("set the allocator's decay times")
+			allocatorErr = fmt.Errorf("set the allocator's decay times")
 		}
 	})
-	return err
+	return allocatorErr
 }
 
 // allocatorDecay reports the decay times (ms) of arena 0 and of arenas
