@@ -240,9 +240,13 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	// The tenant notices are checked and stored first: the regulator
 	// notice states their counts from the notices table, through the same
 	// queries as the report's Regulator sheet.
-	if _, err := checkAndStore(ctx, db, logger, outbox, false, man, res.Notices, checked); err != nil {
+	draftedAt := time.Now().UTC()
+	if _, err := checkAndStore(ctx, db, logger, outbox, false, man, res.Notices, nil, checked, draftedAt); err != nil {
 		return nil, err
 	}
+	// The rows as the table now holds them: the final pass appends the
+	// regulator notice's row alone unless one of these changed.
+	stored := slices.Clone(res.Notices)
 	facts, err := filing.Load(ctx, db, inc, asOf)
 	if err != nil {
 		return nil, err
@@ -267,7 +271,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	man.numbers[reg.File] = regOwn
 	man.files = append(man.files, reg.File)
 	res.Notices = append(res.Notices, reg.IndexRow)
-	if res.Check, err = checkAndStore(ctx, db, logger, outbox, true, man, res.Notices, checked); err != nil {
+	if res.Check, err = checkAndStore(ctx, db, logger, outbox, true, man, res.Notices, stored, checked, draftedAt); err != nil {
 		return nil, err
 	}
 	for i := range res.Notices {
@@ -300,8 +304,10 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 // the isolation check of each notice made from memory as it was written
 // (checked: file -> reasons, the same check as 'notify check'), checks the
 // outbox's listing against the manifest as 'notify check' does, marks a
-// failing notice blocked, and rewrites the notices table.
-func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, writeManifest bool, man *manifest, notices []IndexRow, checked map[string]string) (*CheckResult, error) {
+// failing notice blocked, and rewrites the notices table. stored is the
+// rows the table already holds (from an earlier pass, nil: none): when
+// notices begins with them unchanged only the rest is appended.
+func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, writeManifest bool, man *manifest, notices, stored []IndexRow, checked map[string]string, draftedAt time.Time) (*CheckResult, error) {
 	if writeManifest {
 		if err := man.write(filepath.Join(outbox, manifestName)); err != nil {
 			return nil, fmt.Errorf("outbox: %w", err)
@@ -326,7 +332,10 @@ func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox 
 			logger.Warn("notice blocked by the isolation check", "file", n.File, "reason", why)
 		}
 	}
-	return check, storeNotices(ctx, db, notices)
+	if stored != nil && len(notices) >= len(stored) && slices.Equal(notices[:len(stored)], stored) {
+		return check, appendNotices(ctx, db, notices[len(stored):], draftedAt)
+	}
+	return check, storeNotices(ctx, db, notices, draftedAt)
 }
 
 // tenantLanguage is the language of a tenant's notice: the directory's,
@@ -545,16 +554,26 @@ func writeIndex(path string, rows []IndexRow) error {
 
 // storeNotices rewrites the notices table; the appender keeps 100,000
 // notices to a fraction of a second.
-func storeNotices(ctx context.Context, db *sql.DB, rows []IndexRow) error {
+func storeNotices(ctx context.Context, db *sql.DB, rows []IndexRow, now time.Time) error {
+	return writeNotices(ctx, db, rows, now, true)
+}
+
+// appendNotices adds rows to the notices table.
+func appendNotices(ctx context.Context, db *sql.DB, rows []IndexRow, now time.Time) error {
+	return writeNotices(ctx, db, rows, now, false)
+}
+
+func writeNotices(ctx context.Context, db *sql.DB, rows []IndexRow, now time.Time, clear bool) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("notices table: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, queries.Get("notify_clear_notices")); err != nil {
-		return fmt.Errorf("notices table: %w", err)
+	if clear {
+		if _, err := conn.ExecContext(ctx, queries.Get("notify_clear_notices")); err != nil {
+			return fmt.Errorf("notices table: %w", err)
+		}
 	}
-	now := time.Now().UTC()
 	err = conn.Raw(func(dc any) error {
 		app, err := duckdb.NewAppenderWithColumns(dc.(driver.Conn), "", "", "notices",
 			[]string{"notice_id", "kind", "tenant_id", "roles", "language", "recipients", "message_id", "file", "status", "reason", "drafted_at", "sha256", "own_numbers"})
