@@ -122,8 +122,7 @@ func emlBoundaries(messageID string) (mixed, alt string) {
 	return "=_mixed_" + tag, "=_alt_" + tag
 }
 
-// The headers of a message's parts (buildEML), in one place: the draft's
-// check reads them back from here (builtSegments).
+// The headers of a message's parts (buildEML), in one place.
 var bodyPartTypes = [2]string{"text/plain; charset=utf-8", "text/html; charset=utf-8"}
 
 func altPartHeader(altB string) textproto.MIMEHeader {

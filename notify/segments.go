@@ -2,119 +2,314 @@ package notify
 
 import (
 	"bytes"
+	"encoding/base64"
 	"mime"
-	"net/mail"
 	"net/textproto"
+	"slices"
 	"strings"
 )
 
-// builtSegments returns the segments decodeMessage reads from eml, the
-// message buildEML wrote for s, without decoding its bodies again: the
-// draft checks every notice as it writes it and has its parts at hand. The
-// headers are read from eml as decodeMessage reads them; each part's
-// headers are the ones buildEML wrote, and its decoded bytes are what the
-// transfer encodings give back (base64: the attachment's bytes;
-// quoted-printable, as Go's writer and reader do it: every byte, with each
-// line break, \r\n, \r or \n, read as \r\n). From there the same code
-// (leafSegments) makes the segments, so the check is the same. ok is false
-// when s holds a header value this does not cover (a control or non-ASCII
-// byte in the attachment's name or type); the caller then decodes eml.
-// TestBuiltSegmentsMatchDecoding, and every draft under test
+// builtSegments returns the segments decodeMessage reads from eml, decoded
+// from eml's own bytes by a reader of the narrow form buildEML writes
+// (CRLF lines of printable ASCII headers, a multipart/mixed holding a
+// multipart/alternative and leaves in quoted-printable or base64), without
+// decodeMessage's readers and maps. It reads what is in the file, never
+// what the renderer meant to write. ok is false for anything outside that
+// form (a bare CR or LF, a byte outside printable ASCII in a header, a
+// boundary string inside a part, an escape Go's reader would take another
+// way, another transfer encoding, ...): the caller then decodes eml with
+// decodeMessage, so the check is the same either way.
+// TestBuiltSegmentsMatchDecoding (hostile bodies, every mutation of a
+// notice's bytes it makes), and every draft under test
 // (checkBuiltAgainstDecoded), hold the two equal.
 //
-// scratch (nil: none) lends the segments' slice, reused from notice to
-// notice: the segments' texts are strings of their own, so nothing refers
-// to it once the segments are checked.
-func builtSegments(eml []byte, s *emlSpec, scratch *builtScratch) ([]segment, bool) {
+// scratch (nil: none) lends memory reused from notice to notice: the
+// segments' slice and the decoding buffers. The segments' texts are strings
+// of their own.
+func builtSegments(eml []byte, scratch *builtScratch) ([]segment, bool) {
 	if scratch == nil {
 		scratch = &builtScratch{}
 	}
-	msg, err := mail.ReadMessage(bytes.NewReader(eml))
-	if err != nil {
-		return nil, false
-	}
-	hb, err := headerText(msg.Header)
-	if err != nil {
-		return nil, false
-	}
 	segs := scratch.segs[:0]
 	defer func() { scratch.segs = segs[:0] }()
-	segs = append(segs, segment{"headers", hb, segHeaders})
-	_, altB := emlBoundaries(s.MessageID)
-	leaf := func(h textproto.MIMEHeader, b string, isLeaf bool) bool {
-		for _, vs := range h {
-			for _, v := range vs {
-				if !plainHeaderValue(v) {
-					return false
-				}
-			}
-		}
-		ph, err := headerText(h)
-		if err != nil {
-			return false
-		}
-		segs = append(segs, segment{"part headers", ph, segHeaders})
-		if !isLeaf {
-			return true // a multipart's own part: its parts follow
-		}
-		mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
-		if err != nil {
-			return false
-		}
-		return leafSegments(&segs, "", mt, params, h.Get("Content-Disposition"), b) == nil
-	}
-	if !leaf(altPartHeader(altB), "", false) {
+	h, body, ok := scratch.readHeader(eml)
+	if !ok {
 		return nil, false
 	}
-	for i, body := range []string{s.Text, s.HTML} {
-		if !leaf(bodyPartHeader(bodyPartTypes[i]), qpRoundTrip(body), true) {
-			return nil, false
-		}
+	hb, ok := scratch.headerText(h)
+	if !ok {
+		return nil, false
 	}
-	if a := s.Attachment; a != nil {
-		if !leaf(attachmentPartHeader(a), string(a.Data), true) {
-			return nil, false
-		}
+	segs = append(segs, segment{"headers", hb, segHeaders})
+	if !scratch.part(&segs, h, body, 0) {
+		return nil, false
 	}
 	return segs, true
-}
-
-// plainHeaderValue: printable ASCII, no space at either end, so the header
-// line reads back as written.
-func plainHeaderValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if v[i] < 0x20 || v[i] > 0x7e {
-			return false
-		}
-	}
-	return v == "" || v[0] != ' ' && v[len(v)-1] != ' '
-}
-
-// qpRoundTrip is what Go's quotedprintable reader gives back of what its
-// writer (text mode) wrote of s: the same bytes, each line break (\r\n,
-// \r or \n) as \r\n. Written straight into the string the segment keeps.
-func qpRoundTrip(s string) string {
-	if strings.IndexAny(s, "\r\n") < 0 {
-		return s
-	}
-	var out strings.Builder
-	out.Grow(len(s) + strings.Count(s, "\n") + 16)
-	for {
-		i := strings.IndexAny(s, "\r\n")
-		if i < 0 {
-			out.WriteString(s)
-			return out.String()
-		}
-		out.WriteString(s[:i])
-		out.WriteString("\r\n")
-		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-			i++
-		}
-		s = s[i+1:]
-	}
 }
 
 // builtScratch is the memory builtSegments reuses.
 type builtScratch struct {
 	segs []segment
+	text []byte // a header's text, a part's decoded bytes
+	b64  []byte
+}
+
+// hdrField is one header field as Go's readers give it: the canonical key
+// and the value, continuation lines joined by a space.
+type hdrField struct{ key, value string }
+
+// readHeader reads the header fields before the first empty line of data
+// as net/mail's and net/textproto's readers do, for lines of printable
+// ASCII ending in CRLF whose field names are letters, digits and '-'
+// (starting with a letter) and whose continuation lines start with a
+// space. The fields are returned in the order read.
+func (s *builtScratch) readHeader(data []byte) (fields []hdrField, body []byte, ok bool) {
+	end := bytes.Index(data, []byte("\r\n\r\n"))
+	if end < 0 || end > 1<<16 {
+		return nil, nil, false
+	}
+	block := data[:end+2] // every line with its CRLF
+	body = data[end+4:]
+	if bytes.HasPrefix(data, []byte("\r\n")) {
+		return nil, nil, false // no header at all: left to the readers
+	}
+	fields = make([]hdrField, 0, 16)
+	for i := 0; i < len(block); i++ {
+		c := block[i]
+		if c == '\r' {
+			if block[i+1] != '\n' {
+				return nil, nil, false
+			}
+			i++
+		} else if c < 0x20 || c > 0x7e {
+			return nil, nil, false
+		}
+	}
+	var kv []byte // the field being read: its lines trimmed, joined by a space
+	flush := func() {
+		if kv != nil {
+			k, v, _ := bytes.Cut(kv, []byte(":"))
+			fields = append(fields, hdrField{textproto.CanonicalMIMEHeaderKey(string(k)), string(bytes.TrimLeft(v, " \t"))})
+		}
+	}
+	for rest := block; len(rest) > 0; {
+		i := bytes.Index(rest, []byte("\r\n"))
+		line := rest[:i]
+		rest = rest[i+2:]
+		if line[0] == ' ' {
+			if kv == nil {
+				return nil, nil, false // a first line that starts with a space: malformed
+			}
+			kv = append(append(kv, ' '), bytes.Trim(line, " \t")...)
+			continue
+		}
+		flush()
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || !isFieldName(line[:colon]) {
+			return nil, nil, false
+		}
+		kv = append(s.text[:0], bytes.Trim(line, " \t")...)
+		s.text = kv
+	}
+	flush()
+	return fields, body, true
+}
+
+func isFieldName(b []byte) bool {
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+// get is the first value of key (textproto.MIMEHeader.Get), "" if none.
+func get(fields []hdrField, key string) string {
+	for _, f := range fields {
+		if f.key == key {
+			return f.value
+		}
+	}
+	return ""
+}
+
+// headerText is mimedecode's headerText of fields: every field, encoded
+// words decoded, one per line, in key order (a key's values in the order
+// read).
+func (s *builtScratch) headerText(fields []hdrField) (string, bool) {
+	slices.SortStableFunc(fields, func(a, b hdrField) int { return strings.Compare(a.key, b.key) })
+	b := s.text[:0]
+	defer func() { s.text = b[:0] }()
+	for _, f := range fields {
+		d, err := wordDecoder.DecodeHeader(f.value)
+		if err != nil {
+			return "", false
+		}
+		b = append(append(append(append(b, f.key...), ": "...), d...), '\n')
+	}
+	return string(b), true
+}
+
+// part adds the segments of one MIME entity, h its header fields and body
+// its bytes, as decodePart does; the fields are sorted already.
+func (s *builtScratch) part(segs *[]segment, h []hdrField, body []byte, depth int) bool {
+	if depth > 2 {
+		return false
+	}
+	ctype := get(h, "Content-Type")
+	if ctype == "" {
+		return false
+	}
+	mt, params, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return false
+	}
+	if strings.HasPrefix(mt, "multipart/") {
+		parts, ok := splitMultipart(body, params["boundary"])
+		if !ok {
+			return false
+		}
+		for _, p := range parts {
+			ph, pb, ok := s.readHeader(p)
+			if !ok {
+				return false
+			}
+			text, ok := s.headerText(ph)
+			if !ok {
+				return false
+			}
+			*segs = append(*segs, segment{"part headers", text, segHeaders})
+			if !s.part(segs, ph, pb, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	var decoded string
+	switch get(h, "Content-Transfer-Encoding") {
+	case "quoted-printable":
+		b, ok := appendQPDecoded(s.text[:0], body)
+		s.text = b[:0]
+		if !ok {
+			return false
+		}
+		decoded = string(b)
+	case "base64":
+		s.b64 = s.b64[:0]
+		for _, c := range body {
+			if c != '\r' && c != '\n' {
+				s.b64 = append(s.b64, c)
+			}
+		}
+		// '=' only as the padding at the end: one decode of the whole is
+		// then what the streaming decoder gives.
+		if i := bytes.IndexByte(s.b64, '='); i >= 0 && (len(s.b64)-i > 2 || bytes.Count(s.b64[i:], []byte("=")) != len(s.b64)-i) {
+			return false
+		}
+		b := slices.Grow(s.text[:0], base64.StdEncoding.DecodedLen(len(s.b64)))
+		n, err := base64.StdEncoding.Decode(b[:cap(b)], s.b64)
+		s.text = b[:0]
+		if err != nil {
+			return false
+		}
+		decoded = string(b[:n])
+	default:
+		return false
+	}
+	if mt == "message/rfc822" || mt == "message/global" {
+		return false
+	}
+	return leafSegments(segs, "", mt, params, get(h, "Content-Disposition"), decoded) == nil
+}
+
+// splitMultipart returns the parts of a multipart body as Go's multipart
+// reader finds them, for the form multipart.Writer writes: "--B\r\n" first,
+// "\r\n--B\r\n" between parts, "\r\n--B--" at the end followed by nothing
+// or one CRLF, and "--B" nowhere else (so no part can end elsewhere for a
+// reader). The parts alias body.
+func splitMultipart(body []byte, boundary string) ([][]byte, bool) {
+	if boundary == "" || strings.ContainsAny(boundary, "\r\n") {
+		return nil, false
+	}
+	dash := "--" + boundary
+	if !bytes.HasPrefix(body, []byte(dash+"\r\n")) {
+		return nil, false
+	}
+	var parts [][]byte
+	rest := body[len(dash)+2:]
+	for {
+		i := bytes.Index(rest, []byte(dash))
+		if i < 2 || rest[i-2] != '\r' || rest[i-1] != '\n' {
+			return nil, false
+		}
+		parts = append(parts, rest[:i-2])
+		after := rest[i+len(dash):]
+		switch {
+		case bytes.HasPrefix(after, []byte("\r\n")):
+			rest = after[2:]
+		case bytes.HasPrefix(after, []byte("--")):
+			if tail := after[2:]; len(tail) != 0 && string(tail) != "\r\n" {
+				return nil, false
+			}
+			return parts, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// appendQPDecoded appends what Go's quotedprintable reader gives back of
+// b, for lines that end in CRLF (the last one may end in nothing), hold
+// only printable ASCII, spaces and tabs, and whose every '=' starts an
+// escape of two uppercase hex digits or ends the line (a soft break).
+// Trailing blanks of a line are dropped, as the reader does.
+func appendQPDecoded(dst, b []byte) ([]byte, bool) {
+	for len(b) > 0 {
+		line := b
+		hard := false
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			if i == 0 || b[i-1] != '\r' {
+				return dst, false
+			}
+			line, b, hard = b[:i-1], b[i+1:], true
+		} else {
+			b = nil
+		}
+		line = bytes.TrimRight(line, " \t")
+		if n := len(line); n > 0 && line[n-1] == '=' {
+			if !hard {
+				return dst, false // a soft break at the very end: left to the reader
+			}
+			line, hard = line[:n-1], false
+		}
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case c == '=':
+				if i+2 >= len(line) || !isUpperHex(line[i+1]) || !isUpperHex(line[i+2]) {
+					return dst, false
+				}
+				dst = append(dst, unhex(line[i+1])<<4|unhex(line[i+2]))
+				i += 2
+			case c == ' ' || c == '\t' || c >= '!' && c <= '~':
+				dst = append(dst, c)
+			default:
+				return dst, false
+			}
+		}
+		if hard {
+			dst = append(dst, '\r', '\n')
+		}
+	}
+	return dst, true
+}
+
+func isUpperHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'A' + 10
 }

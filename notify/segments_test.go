@@ -1,7 +1,11 @@
 package notify
 
 import (
+	"bytes"
+	"context"
+	"encoding/base64"
 	"math/rand/v2"
+	"path/filepath"
 	"net/mail"
 	"slices"
 	"strings"
@@ -13,8 +17,8 @@ import (
 // parts and decoded (checkBuilt panics when they differ).
 func init() { checkBuiltAgainstDecoded, checkQuickAgainstDigests = true, true }
 
-// builtSegments gives exactly the segments decodeMessage reads from the
-// same message, for bodies and attachments that stress the transfer
+// builtSegments, the draft's reader of the messages it writes, gives
+// exactly the segments decodeMessage reads from the same message, for bodies and attachments that stress the transfer
 // encodings: line breaks of every kind, trailing blanks, long lines, '=',
 // control bytes, NULs (read as UTF-16 too), invalid UTF-8, non-ASCII.
 func TestBuiltSegmentsMatchDecoding(t *testing.T) {
@@ -33,7 +37,7 @@ func TestBuiltSegmentsMatchDecoding(t *testing.T) {
 			spec := emlSpec{From: mail.Address{Name: "Exämple \"Inc\"", Address: "a@b.example"}, To: []mail.Address{{Name: "Bêta", Address: "x@y.example"}},
 				Subject: "s " + body, MessageID: "<m@x>", Lang: "en", Text: body, HTML: "<p>" + body + "</p><a href=\"mailto:q@r.example\">x</a>", Attachment: att}
 			eml := buildEML(spec)
-			got, ok := builtSegments(eml, &spec, nil)
+			got, ok := builtSegments(eml, nil)
 			want, err := decodeMessage(eml)
 			if err != nil { // the check fails it as "cannot be decoded": the shortcut must leave it to the decoder
 				if ok {
@@ -50,6 +54,119 @@ func TestBuiltSegmentsMatchDecoding(t *testing.T) {
 			if !ok || !slices.Equal(got, want) {
 				t.Errorf("body %d, attachment %v: ok %v\nbuilt   %+v\ndecoded %+v", i, att != nil, ok, got, want)
 			}
+		}
+	}
+}
+
+// Whatever is done to a notice's bytes, builtSegments either leaves the
+// message to decodeMessage or reads exactly what decodeMessage reads: bytes
+// changed, dropped, doubled, boundaries and escapes planted, line breaks
+// of every kind, folded and broken headers.
+func TestBuiltSegmentsMatchDecodingMutated(t *testing.T) {
+	_, res := draftFixture(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"\r", "\n", "\r\n", " ", "\t", "=", "=3D", "=3d", "=\r\n", "=4", "-", "--", ":", "\x00", "\xff", "\xc3\xa9", "A", "a=", "?=", "=?utf-8?q?x?=",
+		"\r\n ", "\r\n\r\n", "Content-Type: text/html\r\n", "Content-Transfer-Encoding: base64\r\n", "; charset=latin1", "\"", ";", "QQ==", "====", "&amp;", "<p>", "T-Alpha"}
+	fast, tried := 0, 0
+	for _, n := range res.Notices {
+		clean := []byte(readOutbox(t, res.Outbox, n.File))
+		mixed, alt := emlBoundaries(n.MessageID)
+		local := append(pieces, "--"+mixed, "\r\n--"+alt+"\r\n", "\r\n--"+mixed+"--", "--"+alt+"--")
+		for range 150 {
+			eml := slices.Clone(clean)
+			for range 1 + r.IntN(3) {
+				at := r.IntN(len(eml) + 1)
+				switch r.IntN(4) {
+				case 0: // replace a byte
+					if at < len(eml) {
+						eml = slices.Replace(eml, at, at+1, []byte(local[r.IntN(len(local))])...)
+					}
+				case 1: // insert
+					eml = slices.Insert(eml, at, []byte(local[r.IntN(len(local))])...)
+				case 2: // drop a few bytes
+					eml = slices.Delete(eml, at, min(len(eml), at+1+r.IntN(4)))
+				case 3: // double a stretch
+					end := min(len(eml), at+r.IntN(80))
+					eml = slices.Insert(eml, end, eml[at:end]...)
+				}
+			}
+			tried++
+			got, ok := builtSegments(eml, nil)
+			if !ok {
+				continue
+			}
+			fast++
+			want, err := decodeMessage(eml)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("%s mutated: builtSegments reads it, decodeMessage %v\n%q\nbuilt   %+v\ndecoded %+v", n.File, err, eml, got, want)
+			}
+		}
+		if got, ok := builtSegments(clean, nil); !ok {
+			t.Fatalf("%s: builtSegments does not read a notice as drafted", n.File)
+		} else if want, _ := decodeMessage(clean); !slices.Equal(got, want) {
+			t.Fatalf("%s: builtSegments differs from decodeMessage", n.File)
+		}
+	}
+	t.Logf("%d of %d mutated notices read by builtSegments", fast, tried)
+	// Both ways taken often enough to mean something.
+	if fast < tried/10 || fast > tried*9/10 {
+		t.Fatalf("%d of %d mutated notices read by builtSegments", fast, tried)
+	}
+}
+
+// The draft's in-memory check reads the bytes written, not the parts the
+// renderer meant: a notice whose bytes are changed after it was built
+// (another tenant's id in its text part's quoted-printable, or in its
+// base64 attachment) is caught by checkBuilt, on the reader of buildEML's
+// form (no fallback to the decoder).
+func TestCheckBuiltReadsTheBytes(t *testing.T) {
+	db, res := draftFixture(t)
+	man, err := buildManifest(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := readManifest(filepath.Join(res.Outbox, manifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gamma := noticeFor(t, res, "t-gamma")
+	clean := []byte(readOutbox(t, res.Outbox, gamma.File))
+	spec := &emlSpec{MessageID: gamma.MessageID}
+	own := files.numbers[gamma.File]
+	if why := newChecker(man).checkBuilt(clean, spec, ownerKey("t-gamma"), own); len(why) != 0 {
+		t.Fatalf("the clean notice fails: %q", why)
+	}
+	textStart := []byte("Content-Type: text/plain; charset=utf-8\r\n\r\n")
+	at := bytes.Index(clean, textStart)
+	if at < 0 {
+		t.Fatal("no text part")
+	}
+	at += len(textStart)
+	mixed, _ := emlBoundaries(gamma.MessageID)
+	// The attachment's base64 re-encoded with a row of another tenant's.
+	attEnd := bytes.LastIndex(clean, []byte("\r\n--"+mixed+"--"))
+	attStart := bytes.LastIndex(clean[:attEnd], []byte("\r\n\r\n")) + 4
+	data, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(string(clean[attStart:attEnd]), "\r\n", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.StdEncoding.EncodeToString(append(data, "r-a1,2026-09-01T10:00:00Z,exposed,confirmed\n"...))
+	var lines []string
+	for len(enc) > 76 {
+		lines, enc = append(lines, enc[:76]), enc[76:]
+	}
+	lines = append(lines, enc)
+	withRow := slices.Concat(clean[:attStart], []byte(strings.Join(lines, "\r\n")), clean[attEnd:])
+	for name, eml := range map[string][]byte{
+		"text part":  slices.Insert(slices.Clone(clean), at, []byte("See also T-Alpha.\r\n")...),
+		"attachment": withRow,
+	} {
+		if _, ok := builtSegments(eml, nil); !ok {
+			t.Fatalf("%s: the mutated notice is left to the decoder", name)
+		}
+		why := strings.Join(newChecker(man).checkBuilt(eml, spec, ownerKey("t-gamma"), own), "; ")
+		if !strings.Contains(why, "another tenant's") {
+			t.Fatalf("%s: the mutated notice passes the in-memory check: %q", name, why)
 		}
 	}
 }
