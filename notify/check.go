@@ -503,7 +503,21 @@ func (c *checker) checkBuilt(eml []byte, spec *emlSpec, owner string, own number
 	if !ok {
 		return c.checkMessage(eml, owner, own)
 	}
+	if !c.quick {
+		segs = ownedSegments(segs)
+	}
 	return c.checkSegments(segs, owner, own)
+}
+
+// ownedSegments is segs with texts of their own: the digest check's caches
+// keep the lines they are given, and builtSegments' texts may be a reused
+// buffer's (the quick check clones what it keeps).
+func ownedSegments(segs []segment) []segment {
+	out := slices.Clone(segs)
+	for i := range out {
+		out[i].text = strings.Clone(out[i].text)
+	}
+	return out
 }
 
 // checkBuiltAgainstDecoded makes checkBuilt decode every message too and
@@ -522,7 +536,7 @@ func (c *checker) checkSegments(segs []segment, owner string, own numberSet) []s
 		if c.shadow == nil {
 			c.shadow = newCheckerQuick(c.m, false)
 		}
-		if slow := c.shadow.segmentReasons(segs, owner, own); !slices.Equal(slow, reasons) {
+		if slow := c.shadow.segmentReasons(ownedSegments(segs), owner, own); !slices.Equal(slow, reasons) {
 			panic(fmt.Sprintf("the quick check differs from the digest check:\nquick  %q\ndigest %q", reasons, slow))
 		}
 	}

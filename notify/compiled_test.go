@@ -33,6 +33,7 @@ func TestCompiledRenderMatchesTextTemplate(t *testing.T) {
 	some := func(s []string) []string { return s[:rng.IntN(len(s)+1)] }
 	tiers := []string{"", "confirmed", "probable", "possible", "unknown"}
 	failures, renders := 0, 0
+	var rs renderScratch // reused for every view, as a draft's worker does
 	compare := func(kind, lang string, view any) {
 		t.Helper()
 		want, werr := renderTextTemplate(kind, lang, view)
@@ -40,6 +41,9 @@ func TestCompiledRenderMatchesTextTemplate(t *testing.T) {
 		renders++
 		if (werr != nil) != (gerr != nil) {
 			t.Fatalf("%s.%s: text/template error %v, compiled error %v, view %+v", kind, lang, werr, gerr, view)
+		}
+		if in, ierr := renderInto(&rs, kind, lang, view); (ierr != nil) != (werr != nil) || ierr == nil && in != want {
+			t.Fatalf("%s.%s: render into reused memory differs (error %v)\nwant %q\n got %q", kind, lang, ierr, want, in)
 		}
 		if werr != nil {
 			failures++

@@ -168,7 +168,13 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	res.Notices = make([]IndexRow, len(tenants))
 	failures := make([]string, len(tenants))
 	files := newOutboxWriter(outbox)
-	draftOne := func(c *checker, i int, t caseTenant) error {
+	type worker struct {
+		c      *checker
+		csv    csvScratch
+		render renderScratch
+	}
+	draftOne := func(wk *worker, i int, t caseTenant) error {
+		c := wk.c
 		row := IndexRow{Kind: "tenant", TenantID: t.ID, NoticeID: inc.ID + "/tenant/" + t.ID,
 			File: tenantFile(t.ID), MessageID: "<" + messageID(inc.ID, t.ID, domain) + ">", Language: tenantLanguage(dir, t.ID), Status: StatusReady}
 		view := tenantView{
@@ -197,12 +203,12 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		w := wordings[row.Language]
 		view.DataCategories, view.Consequences, view.MeasuresTaken, view.MeasuresPlanned = w.DataCategories, w.Consequences, w.MeasuresTaken, w.MeasuresPlanned
 		describeRequests(cat, &view, rows[t.ID], inc.WindowStart)
-		csvData := attachmentCSV(cat, rows[t.ID])
+		csvData := wk.csv.attachmentCSV(cat, rows[t.ID])
 		eml, spec, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: to, ReplyTo: &replyTo, Date: asOf,
 			Lang: row.Language, Attachment: &attachment{Name: view.Attachment, ContentType: "text/csv; charset=utf-8", Data: csvData}},
 			func(supersedes bool) (rendered, error) {
 				view.Supersedes = supersedes
-				return render("tenant", row.Language, view)
+				return renderInto(&wk.render, "tenant", row.Language, view)
 			})
 		if err != nil {
 			return err
@@ -220,8 +226,8 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		res.Notices[i] = row
 		return nil
 	}
-	err = parallelEach(ctx, len(tenants), func() *checker { return newChecker(man) }, func(c *checker, i int) error {
-		return draftOne(c, i, tenants[i])
+	err = parallelEach(ctx, len(tenants), func() *worker { return &worker{c: newChecker(man)} }, func(wk *worker, i int) error {
+		return draftOne(wk, i, tenants[i])
 	})
 	if err := errors.Join(err, files.close()); err != nil {
 		return nil, err
@@ -446,8 +452,24 @@ func loadRequestRows(ctx context.Context, db *sql.DB) (map[string][]requestRow, 
 // role, the strongest cross-tenant tier, and whether its own earlier
 // requests matched too; headers and values in the notice's language.
 func attachmentCSV(c *catalog.Catalog, rows []requestRow) []byte {
-	var b bytes.Buffer
-	w := sheetcsv.NewWriter(&b)
+	return new(csvScratch).attachmentCSV(c, rows)
+}
+
+// csvScratch is one worker's memory for the attachments, reused from notice
+// to notice (the message copies the bytes).
+type csvScratch struct {
+	b bytes.Buffer
+	w *sheetcsv.Writer
+}
+
+// attachmentCSV is attachmentCSV into s's memory: the bytes hold until the
+// next call.
+func (s *csvScratch) attachmentCSV(c *catalog.Catalog, rows []requestRow) []byte {
+	s.b.Reset()
+	if s.w == nil {
+		s.w = sheetcsv.NewWriter(&s.b)
+	}
+	b, w := &s.b, s.w
 	w.Write(attachmentHeader(c))
 	for _, r := range rows {
 		own := ""

@@ -6,11 +6,13 @@ import (
 	"html"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	texttemplate "text/template"
 	"time"
+	"unsafe"
 
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
@@ -178,7 +180,19 @@ func lookupTemplate(kind, lang string) (*noticeTemplate, error) {
 // render runs the kind's compiled template with lang's catalogue:
 // "subject", and "body", from which the text and the HTML part are both
 // made.
-func render(kind, lang string, view any) (rendered, error) {
+func render(kind, lang string, view any) (rendered, error) { return renderInto(nil, kind, lang, view) }
+
+// renderScratch is one worker's memory for the notices it renders: the
+// parts rendered into it hold until its next use (the message copies them).
+type renderScratch struct {
+	blocks     []block
+	lines      []string
+	ends       []int // each block's end in lines
+	text, html []byte
+}
+
+// renderInto is render into rs's memory (nil: parts of their own).
+func renderInto(rs *renderScratch, kind, lang string, view any) (rendered, error) {
 	t, err := lookupTemplate(kind, lang)
 	if err != nil {
 		return rendered{}, err
@@ -198,7 +212,21 @@ func render(kind, lang string, view any) (rendered, error) {
 	if err := t.body(buf, dot); err != nil {
 		return rendered{}, fmt.Errorf("%s.%s body: %w", kind, lang, err)
 	}
-	return finishRender(lang, subj, buf.String()), nil
+	if rs == nil {
+		return finishRender(lang, subj, buf.String()), nil
+	}
+	// The blocks read the buffer itself: it is reused only once they are
+	// written out.
+	return rs.finish(lang, subj, unsafeString(buf.Bytes())), nil
+}
+
+// unsafeString is b as a string, without a copy: b must not change while
+// the string is in use.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // renderBuffers are the buffers the templates run into, reused: their
@@ -223,9 +251,20 @@ func renderTextTemplate(kind, lang string, view any) (rendered, error) {
 }
 
 func finishRender(lang, subj, body string) rendered {
+	var rs renderScratch
+	r := rs.finish(lang, subj, body)
+	r.Text, r.HTML = strings.Clone(r.Text), strings.Clone(r.HTML)
+	return r
+}
+
+// finish makes the parts of a rendered subject and body; Text and HTML are
+// rs's memory.
+func (rs *renderScratch) finish(lang, subj, body string) rendered {
 	subject := strings.Join(strings.Fields(subj), " ")
-	blocks := parseBlocks(body)
-	return rendered{Subject: subject, Text: textOf(blocks), HTML: htmlOf(blocks, lang, subject)}
+	blocks := rs.parseBlocks(body)
+	rs.text = appendText(rs.text[:0], blocks)
+	rs.html = appendHTML(rs.html[:0], blocks, lang, subject)
+	return rendered{Subject: subject, Text: unsafeString(rs.text), HTML: unsafeString(rs.html)}
 }
 
 // block is a heading, a paragraph (its lines) or a list (its items).
@@ -236,16 +275,28 @@ type block struct {
 
 // parseBlocks reads the notice markup: "# " title, "## " heading, "- "
 // list item, other lines paragraph text; a blank line ends a block.
-func parseBlocks(s string) []block {
-	var out []block
-	var cur *block
+func parseBlocks(s string) []block { return new(renderScratch).parseBlocks(s) }
+
+// parseBlocks is parseBlocks into rs's memory: the blocks hold until its
+// next use.
+func (rs *renderScratch) parseBlocks(s string) []block {
+	out, lines, ends := rs.blocks[:0], rs.lines[:0], rs.ends[:0]
+	open := false // the last block takes more lines
+	var kind byte
 	flush := func() {
-		if cur != nil {
-			out = append(out, *cur)
-			cur = nil
+		if open {
+			out = append(out, block{kind: kind})
+			ends = append(ends, len(lines))
+			open = false
 		}
 	}
-	for _, l := range strings.Split(s, "\n") {
+	one := func(k byte, l string) {
+		out = append(out, block{kind: k})
+		lines = append(lines, l)
+		ends = append(ends, len(lines))
+	}
+	for {
+		l, rest, more := strings.Cut(s, "\n")
 		l = strings.TrimRight(l, " \t\r")
 		switch {
 		case l == "":
@@ -256,27 +307,39 @@ func parseBlocks(s string) []block {
 			if l[1] == ' ' {
 				k = '#'
 			}
-			out = append(out, block{kind: k, lines: []string{strings.TrimSpace(strings.TrimLeft(l, "#"))}})
+			one(k, strings.TrimSpace(strings.TrimLeft(l, "#")))
 		case strings.HasPrefix(l, "- "):
-			if cur == nil || cur.kind != 'l' {
+			if !open || kind != 'l' {
 				flush()
-				cur = &block{kind: 'l'}
+				open, kind = true, 'l'
 			}
-			cur.lines = append(cur.lines, strings.TrimPrefix(l, "- "))
+			lines = append(lines, strings.TrimPrefix(l, "- "))
 		default:
-			if cur == nil || cur.kind != 'p' {
+			if !open || kind != 'p' {
 				flush()
-				cur = &block{kind: 'p'}
+				open, kind = true, 'p'
 			}
-			cur.lines = append(cur.lines, l)
+			lines = append(lines, l)
 		}
+		if !more {
+			break
+		}
+		s = rest
 	}
 	flush()
+	// The blocks' lines, now that lines no longer moves.
+	start := 0
+	for i := range out {
+		out[i].lines = lines[start:ends[i]:ends[i]]
+		start = ends[i]
+	}
+	rs.blocks, rs.lines, rs.ends = out, lines, ends
 	return out
 }
 
-func textOf(blocks []block) string {
-	var b strings.Builder
+func textOf(blocks []block) string { return string(appendText(nil, blocks)) }
+
+func appendText(b []byte, blocks []block) []byte {
 	n := 1
 	for _, bl := range blocks {
 		for _, l := range bl.lines {
@@ -284,33 +347,32 @@ func textOf(blocks []block) string {
 		}
 		n += 2
 	}
-	b.Grow(n)
+	b = slices.Grow(b, n)
 	for i, bl := range blocks {
 		if i > 0 {
-			b.WriteString("\n\n")
+			b = append(b, "\n\n"...)
 		}
 		switch bl.kind {
 		case 'h':
-			b.WriteString(upperHeading(bl.lines[0]))
+			b = append(b, upperHeading(bl.lines[0])...)
 		case 'l':
 			for j, l := range bl.lines {
 				if j > 0 {
-					b.WriteByte('\n')
+					b = append(b, '\n')
 				}
-				b.WriteString("- ")
-				b.WriteString(l)
+				b = append(b, "- "...)
+				b = append(b, l...)
 			}
 		default:
 			for j, l := range bl.lines {
 				if j > 0 {
-					b.WriteByte('\n')
+					b = append(b, '\n')
 				}
-				b.WriteString(l)
+				b = append(b, l...)
 			}
 		}
 	}
-	b.WriteByte('\n')
-	return b.String()
+	return append(b, '\n')
 }
 
 // upperHeading capitalises a heading for the text part, keeping a leading
@@ -326,37 +388,39 @@ func upperHeading(h string) string {
 
 var emailRE = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+`)
 
-// writeEsc writes a line escaped for HTML, with the e-mail addresses in
+// appendEsc appends a line escaped for HTML, with the e-mail addresses in
 // it linked.
-func writeEsc(b *strings.Builder, s string) {
+func appendEsc(b []byte, s string) []byte {
 	s = html.EscapeString(s)
 	if strings.IndexByte(s, '@') < 0 {
-		b.WriteString(s) // no address to link (the regexp is most of the rendering's time)
-		return
+		return append(b, s...) // no address to link (the regexp is most of the rendering's time)
 	}
-	b.WriteString(emailRE.ReplaceAllStringFunc(s, func(a string) string {
+	return append(b, emailRE.ReplaceAllStringFunc(s, func(a string) string {
 		return `<a href="mailto:` + a + `">` + a + `</a>`
-	}))
+	})...)
 }
 
 func htmlOf(blocks []block, lang, title string) string {
-	var b strings.Builder
+	return string(appendHTML(nil, blocks, lang, title))
+}
+
+func appendHTML(b []byte, blocks []block, lang, title string) []byte {
 	n := 256
 	for _, bl := range blocks {
 		for _, l := range bl.lines {
 			n += len(l) + 16
 		}
 	}
-	b.Grow(n + n/8)
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"")
-	b.WriteString(lang)
-	b.WriteString("\">\n<head><meta charset=\"utf-8\"><title>")
-	b.WriteString(html.EscapeString(title))
-	b.WriteString("</title></head>\n<body>\n")
+	b = slices.Grow(b, n+n/8)
+	b = append(b, "<!DOCTYPE html>\n<html lang=\""...)
+	b = append(b, lang...)
+	b = append(b, "\">\n<head><meta charset=\"utf-8\"><title>"...)
+	b = append(b, html.EscapeString(title)...)
+	b = append(b, "</title></head>\n<body>\n"...)
 	line := func(open, l, close string) {
-		b.WriteString(open)
-		writeEsc(&b, l)
-		b.WriteString(close)
+		b = append(b, open...)
+		b = appendEsc(b, l)
+		b = append(b, close...)
 	}
 	for _, bl := range blocks {
 		switch bl.kind {
@@ -365,24 +429,23 @@ func htmlOf(blocks []block, lang, title string) string {
 		case 'h':
 			line("<h2>", bl.lines[0], "</h2>\n")
 		case 'l':
-			b.WriteString("<ul>\n")
+			b = append(b, "<ul>\n"...)
 			for _, l := range bl.lines {
 				line("<li>", l, "</li>\n")
 			}
-			b.WriteString("</ul>\n")
+			b = append(b, "</ul>\n"...)
 		default:
-			b.WriteString("<p>")
+			b = append(b, "<p>"...)
 			for i, l := range bl.lines {
 				if i > 0 {
-					b.WriteString("<br>\n")
+					b = append(b, "<br>\n"...)
 				}
-				writeEsc(&b, l)
+				b = appendEsc(b, l)
 			}
-			b.WriteString("</p>\n")
+			b = append(b, "</p>\n"...)
 		}
 	}
-	b.WriteString("</body>\n</html>\n")
-	return b.String()
+	return append(b, "</body>\n</html>\n"...)
 }
 
 // CheckWording refuses, before any work, custom wording that leaves out a

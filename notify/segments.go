@@ -7,6 +7,7 @@ import (
 	"net/textproto"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // builtSegments returns the segments decodeMessage reads from eml, decoded
@@ -24,14 +25,17 @@ import (
 // (checkBuiltAgainstDecoded), hold the two equal.
 //
 // scratch (nil: none) lends memory reused from notice to notice: the
-// segments' slice and the decoding buffers. The segments' texts are strings
-// of their own.
+// segments' slice and the decoding buffers. The texts of the leaves kept as
+// decoded (a UTF-8 text part, the attachment) are read from the scratch's
+// memory: the segments hold until the next call only. The draft's check
+// keeps nothing of a segment's text (its line caches clone what they keep).
 func builtSegments(eml []byte, scratch *builtScratch) ([]segment, bool) {
 	if scratch == nil {
 		scratch = &builtScratch{}
 	}
 	segs := scratch.segs[:0]
 	defer func() { scratch.segs = segs[:0] }()
+	scratch.leaves = 0
 	h, body, ok := scratch.readHeader(eml)
 	if !ok {
 		return nil, false
@@ -49,9 +53,29 @@ func builtSegments(eml []byte, scratch *builtScratch) ([]segment, bool) {
 
 // builtScratch is the memory builtSegments reuses.
 type builtScratch struct {
-	segs []segment
-	text []byte // a header's text, a part's decoded bytes
-	b64  []byte
+	segs   []segment
+	text   []byte // a header's text
+	b64    []byte
+	leaf   [][]byte // each leaf's decoded bytes
+	leaves int      // leaves decoded in this message
+}
+
+// leafBuffer is the memory of the next leaf's decoded bytes.
+func (s *builtScratch) leafBuffer() *[]byte {
+	if s.leaves == len(s.leaf) {
+		s.leaf = append(s.leaf, nil)
+	}
+	s.leaves++
+	return &s.leaf[s.leaves-1]
+}
+
+// view is b as a string, without a copy: b must not change while the string
+// is in use.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // hdrField is one header field as Go's readers give it: the canonical key
@@ -189,12 +213,13 @@ func (s *builtScratch) part(segs *[]segment, h []hdrField, body []byte, depth in
 	var decoded string
 	switch get(h, "Content-Transfer-Encoding") {
 	case "quoted-printable":
-		b, ok := appendQPDecoded(s.text[:0], body)
-		s.text = b[:0]
+		buf := s.leafBuffer()
+		b, ok := appendQPDecoded((*buf)[:0], body)
+		*buf = b
 		if !ok {
 			return false
 		}
-		decoded = string(b)
+		decoded = view(b)
 	case "base64":
 		s.b64 = s.b64[:0]
 		for _, c := range body {
@@ -207,13 +232,14 @@ func (s *builtScratch) part(segs *[]segment, h []hdrField, body []byte, depth in
 		if i := bytes.IndexByte(s.b64, '='); i >= 0 && (len(s.b64)-i > 2 || bytes.Count(s.b64[i:], []byte("=")) != len(s.b64)-i) {
 			return false
 		}
-		b := slices.Grow(s.text[:0], base64.StdEncoding.DecodedLen(len(s.b64)))
+		buf := s.leafBuffer()
+		b := slices.Grow((*buf)[:0], base64.StdEncoding.DecodedLen(len(s.b64)))
 		n, err := base64.StdEncoding.Decode(b[:cap(b)], s.b64)
-		s.text = b[:0]
+		*buf = b[:n]
 		if err != nil {
 			return false
 		}
-		decoded = string(b[:n])
+		decoded = view(b[:n])
 	default:
 		return false
 	}
