@@ -532,7 +532,7 @@ func newOutboxWriter(dir string) *outboxWriter {
 					w.err = fmt.Errorf("outbox: %w", err)
 				}
 			}
-			emlBuffers.Put(&f.data)
+			reuseEMLBuffer(f.data)
 		}
 	}()
 	return w

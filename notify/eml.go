@@ -1,16 +1,13 @@
 package notify
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"mime"
-	"mime/multipart"
 	"net/mail"
-	"net/textproto"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -51,68 +48,84 @@ func messageID(incidentID, owner, domain string) string {
 // multipart/alternative (text, HTML) and the attachment. Every byte is a
 // function of the spec: boundaries derive from the Message-ID, the Date is
 // the spec's, so the same inputs give byte-identical files. (go-mail picks
-// random boundaries for nested multiparts, hence the hand-built MIME.)
+// random boundaries for nested multiparts, hence the hand-built MIME.) The
+// parts are written as mime/multipart's Writer writes them (part headers in
+// key order), appended to one buffer (TestBuildEMLMatchesMultipartWriter).
 func buildEML(s emlSpec) []byte {
 	mixedB, altB := emlBoundaries(s.MessageID)
-
-	var b bytes.Buffer
-	if p, _ := emlBuffers.Get().(*[]byte); p != nil {
-		b = *bytes.NewBuffer((*p)[:0])
+	var b []byte
+	select {
+	case b = <-emlBuffers:
+	default:
 	}
-	b.Grow(4096 + len(s.Text) + 2*len(s.HTML))
-	header := func(name, value string) { b.WriteString(foldHeader(name, value)) }
-	header("Date", s.Date.UTC().Format(time.RFC1123Z))
-	header("From", s.From.String())
+	b = slices.Grow(b[:0], 4096+len(s.Text)+2*len(s.HTML))
+	b = appendFold(b, "Date", s.Date.UTC().Format(time.RFC1123Z))
+	b = appendFold(b, "From", s.From.String())
 	if len(s.To) > 0 {
 		to := make([]string, len(s.To))
 		for i, a := range s.To {
 			to[i] = a.String()
 		}
-		header("To", strings.Join(to, ", "))
+		b = appendFold(b, "To", strings.Join(to, ", "))
 	}
 	if s.ReplyTo != nil && s.ReplyTo.Address != "" {
-		header("Reply-To", s.ReplyTo.String())
+		b = appendFold(b, "Reply-To", s.ReplyTo.String())
 	}
-	header("Subject", mime.QEncoding.Encode("utf-8", s.Subject))
-	header("Message-ID", s.MessageID)
+	b = appendFold(b, "Subject", mime.QEncoding.Encode("utf-8", s.Subject))
+	b = appendFold(b, "Message-ID", s.MessageID)
 	if s.Supersedes != "" {
-		header("Supersedes", s.Supersedes)
+		b = appendFold(b, "Supersedes", s.Supersedes)
 	}
 	if len(s.References) > 0 {
-		header("References", strings.Join(s.References, " "))
+		b = appendFold(b, "References", strings.Join(s.References, " "))
 	}
-	header("Content-Language", s.Lang)
-	header("MIME-Version", "1.0")
-	header("Content-Type", `multipart/mixed; boundary="`+mixedB+`"`)
-	b.WriteString("\r\n")
+	b = appendFold(b, "Content-Language", s.Lang)
+	b = appendFold(b, "MIME-Version", "1.0")
+	b = appendFold(b, "Content-Type", `multipart/mixed; boundary="`+mixedB+`"`)
+	b = append(b, "\r\n"...)
 
-	mixed := multipart.NewWriter(&b)
-	_ = mixed.SetBoundary(mixedB)
-	altPart, _ := mixed.CreatePart(altPartHeader(altB))
-	alt := multipart.NewWriter(altPart)
-	_ = alt.SetBoundary(altB)
+	// The mixed part's first part, the alternative, and its two parts.
+	b = append(append(append(b, "--"...), mixedB...), "\r\n"...)
+	b = append(append(append(b, `Content-Type: multipart/alternative; boundary="`...), altB...), "\"\r\n\r\n"...)
 	for i, body := range []string{s.Text, s.HTML} {
-		w, _ := alt.CreatePart(bodyPartHeader(bodyPartTypes[i]))
-		w.Write(appendQP(b.AvailableBuffer(), body))
-	}
-	alt.Close()
-	if a := s.Attachment; a != nil {
-		w, _ := mixed.CreatePart(attachmentPartHeader(a))
-		enc := base64.StdEncoding.EncodeToString(a.Data)
-		for len(enc) > 76 {
-			w.Write([]byte(enc[:76] + "\r\n"))
-			enc = enc[76:]
+		if i > 0 {
+			b = append(b, "\r\n"...)
 		}
-		w.Write([]byte(enc + "\r\n"))
+		b = append(append(append(b, "--"...), altB...), "\r\n"...)
+		b = append(append(append(b, "Content-Transfer-Encoding: quoted-printable\r\nContent-Type: "...), bodyPartTypes[i]...), "\r\n\r\n"...)
+		b = appendQP(b, body)
 	}
-	mixed.Close()
-	return b.Bytes()
+	b = append(append(append(b, "\r\n--"...), altB...), "--\r\n"...)
+	if a := s.Attachment; a != nil {
+		b = append(append(append(b, "\r\n--"...), mixedB...), "\r\n"...)
+		b = append(append(append(b, `Content-Disposition: attachment; filename="`...), a.Name...), "\"\r\n"...)
+		b = append(b, "Content-Transfer-Encoding: base64\r\n"...)
+		b = append(append(append(append(append(b, "Content-Type: "...), a.ContentType...), `; name="`...), a.Name...), "\"\r\n\r\n"...)
+		// Lines of 76 characters: 57 bytes each.
+		for i := 0; i < len(a.Data); i += 57 {
+			b = append(base64.StdEncoding.AppendEncode(b, a.Data[i:min(i+57, len(a.Data))]), "\r\n"...)
+		}
+		if len(a.Data) == 0 {
+			b = append(b, "\r\n"...)
+		}
+	}
+	return append(append(append(b, "\r\n--"...), mixedB...), "--\r\n"...)
 }
 
 // emlBuffers holds the memory of messages already written to the outbox
 // (outboxWriter), which buildEML writes the next ones into: a message is
-// 16 KB, allocated anew for each of 100,000 notices otherwise.
-var emlBuffers sync.Pool
+// 16 KB, allocated anew for each of 100,000 notices otherwise. A channel,
+// not a sync.Pool, which each GC cycle empties while hundreds of messages
+// wait for the disk.
+var emlBuffers = make(chan []byte, 320)
+
+// reuseEMLBuffer hands a written message's memory back to buildEML.
+func reuseEMLBuffer(b []byte) {
+	select {
+	case emlBuffers <- b[:0]:
+	default:
+	}
+}
 
 // emlBoundaries are a message's two MIME boundaries, derived from its
 // Message-ID. "=_" can never occur in quoted-printable or base64 bodies.
@@ -122,39 +135,31 @@ func emlBoundaries(messageID string) (mixed, alt string) {
 	return "=_mixed_" + tag, "=_alt_" + tag
 }
 
-// The headers of a message's parts (buildEML), in one place.
+// The types of a message's two body parts (buildEML).
 var bodyPartTypes = [2]string{"text/plain; charset=utf-8", "text/html; charset=utf-8"}
-
-func altPartHeader(altB string) textproto.MIMEHeader {
-	return textproto.MIMEHeader{"Content-Type": {`multipart/alternative; boundary="` + altB + `"`}}
-}
-
-func bodyPartHeader(ctype string) textproto.MIMEHeader {
-	return textproto.MIMEHeader{"Content-Type": {ctype}, "Content-Transfer-Encoding": {"quoted-printable"}}
-}
-
-func attachmentPartHeader(a *attachment) textproto.MIMEHeader {
-	return textproto.MIMEHeader{
-		"Content-Type":              {a.ContentType + `; name="` + a.Name + `"`},
-		"Content-Disposition":       {`attachment; filename="` + a.Name + `"`},
-		"Content-Transfer-Encoding": {"base64"},
-	}
-}
 
 // foldHeader writes "Name: value" folded at spaces so lines stay within 78
 // characters where the value allows it (RFC 5322 2.2.3).
-func foldHeader(name, value string) string {
-	var b strings.Builder
-	line := name + ":"
-	for _, word := range strings.Split(value, " ") {
-		if len(line)+1+len(word) > 78 && line != name+":" {
-			b.WriteString(line + "\r\n")
-			line = ""
+func foldHeader(name, value string) string { return string(appendFold(nil, name, value)) }
+
+// appendFold appends foldHeader(name, value).
+func appendFold(b []byte, name, value string) []byte {
+	b = append(append(b, name...), ':')
+	n, first := len(name)+1, true // the line's length; no word on it yet
+	for {
+		word, rest, more := strings.Cut(value, " ")
+		if n+1+len(word) > 78 && !first {
+			b = append(b, "\r\n"...)
+			n = 0
 		}
-		line += " " + word
+		b = append(append(b, ' '), word...)
+		n, first = n+1+len(word), false
+		if !more {
+			break
+		}
+		value = rest
 	}
-	b.WriteString(line + "\r\n")
-	return b.String()
+	return append(b, "\r\n"...)
 }
 
 // appendQP appends s encoded as Go's mime/quotedprintable.Writer (text
