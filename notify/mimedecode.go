@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"mime/quotedprintable"
 	"net/mail"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -127,13 +128,16 @@ func decodePart(segs *[]segment, prefix, ctype, cte, disposition string, body io
 	if mt == "message/rfc822" || mt == "message/global" {
 		return decodeRFC822(segs, prefix+"attached message ", b, depth+1)
 	}
-	return leafSegments(segs, prefix, mt, params, disposition, string(b))
+	return leafSegments(segs, nil, prefix, mt, params, disposition, string(b))
 }
 
 // leafSegments adds the segments of one decoded leaf part (its bytes b, of media
 // type mt): its text (an HTML part's visible text and the inside of its
-// tags), and an attachment's name.
-func leafSegments(segs *[]segment, prefix, mt string, params map[string]string, disposition string, b string) error {
+// tags), and an attachment's name. scratch (nil: none) lends the memory of
+// an HTML part's text and markup before their entities are read: the
+// segments may then be the scratch's memory, and hold until its next use
+// (one scratch per part).
+func leafSegments(segs *[]segment, scratch *htmlScratch, prefix, mt string, params map[string]string, disposition string, b string) error {
 	label := prefix + mt + " part"
 	kind := segProse
 	if disposition != "" {
@@ -145,12 +149,20 @@ func leafSegments(segs *[]segment, prefix, mt string, params map[string]string, 
 	if err != nil {
 		return fmt.Errorf("%s: %w", label, err)
 	}
-	for _, text := range texts {
+	for ti, text := range texts {
 		if mt == "text/html" || mt == "application/xhtml+xml" {
 			// The visible text, and the inside of the tags, whose
 			// attributes (href, alt, title) could carry an identifier.
-			*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(tagInteriors(text)), segProse})
-			text = html.UnescapeString(visibleText(text))
+			// (The scratch holds one text's: the first.)
+			if scratch == nil || ti > 0 {
+				*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(tagInteriors(text)), segProse})
+				text = html.UnescapeString(visibleText(text))
+			} else {
+				scratch.markup = appendTagInteriors(scratch.markup[:0], text)
+				scratch.visible = appendVisibleText(scratch.visible[:0], text)
+				*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(unsafeString(scratch.markup)), segProse})
+				text = html.UnescapeString(unsafeString(scratch.visible))
+			}
 		}
 		*segs = append(*segs, segment{label, text, kind})
 	}
@@ -225,30 +237,33 @@ func charsetTransformer(charset string) (transform.Transformer, error) {
 // "t-delta", "al<span></span>pha" reads "alpha"). Entities are left to the
 // caller, so that "&lt;b&gt;" never becomes a tag.
 func visibleText(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
+	return string(appendVisibleText(make([]byte, 0, len(s)), s))
+}
+
+// appendVisibleText appends visibleText(s).
+func appendVisibleText(b []byte, s string) []byte {
+	b = slices.Grow(b, len(s))
 	for {
 		i := strings.IndexByte(s, '<')
 		if i < 0 {
-			b.WriteString(s)
-			return b.String()
+			return append(b, s...)
 		}
-		b.WriteString(s[:i])
+		b = append(b, s[:i]...)
 		s = s[i:]
 		if strings.HasPrefix(s, "<!--") {
 			end := strings.Index(s[4:], "-->")
 			if end < 0 {
-				return b.String()
+				return b
 			}
 			s = s[4+end+3:]
 			continue
 		}
 		j := strings.IndexByte(s, '>')
 		if j < 0 {
-			return b.String()
+			return b
 		}
 		if blockTags[tagName(s[1:j])] {
-			b.WriteByte('\n')
+			b = append(b, '\n')
 		}
 		s = s[j+1:]
 	}
@@ -276,23 +291,27 @@ func init() {
 
 // tagInteriors returns the inside of every HTML tag, one per line.
 func tagInteriors(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) / 2)
+	return string(appendTagInteriors(make([]byte, 0, len(s)/2), s))
+}
+
+// appendTagInteriors appends tagInteriors(s).
+func appendTagInteriors(b []byte, s string) []byte {
 	for {
 		i := strings.IndexByte(s, '<')
 		if i < 0 {
-			return b.String()
+			return b
 		}
 		j := strings.IndexByte(s[i:], '>')
 		if j < 0 {
-			b.WriteString(s[i+1:])
-			return b.String()
+			return append(b, s[i+1:]...)
 		}
-		b.WriteString(s[i+1 : i+j])
-		b.WriteByte('\n')
+		b = append(append(b, s[i+1:i+j]...), '\n')
 		s = s[i+j+1:]
 	}
 }
+
+// htmlScratch is the memory leafSegments reuses for an HTML part.
+type htmlScratch struct{ markup, visible []byte }
 
 // spaceStripper drops whitespace so base64 lines decode as one stream.
 type spaceStripper struct{ r io.Reader }

@@ -56,14 +56,16 @@ type builtScratch struct {
 	segs   []segment
 	text   []byte // a header's text
 	b64    []byte
-	leaf   [][]byte // each leaf's decoded bytes
-	leaves int      // leaves decoded in this message
+	leaf   [][]byte      // each leaf's decoded bytes
+	leaves int           // leaves decoded in this message
+	html   []htmlScratch // each leaf's, if HTML
 }
 
 // leafBuffer is the memory of the next leaf's decoded bytes.
 func (s *builtScratch) leafBuffer() *[]byte {
 	if s.leaves == len(s.leaf) {
 		s.leaf = append(s.leaf, nil)
+		s.html = append(s.html, htmlScratch{})
 	}
 	s.leaves++
 	return &s.leaf[s.leaves-1]
@@ -246,7 +248,7 @@ func (s *builtScratch) part(segs *[]segment, h []hdrField, body []byte, depth in
 	if mt == "message/rfc822" || mt == "message/global" {
 		return false
 	}
-	return leafSegments(segs, "", mt, params, get(h, "Content-Disposition"), decoded) == nil
+	return leafSegments(segs, &s.html[s.leaves-1], "", mt, params, get(h, "Content-Disposition"), decoded) == nil
 }
 
 // splitMultipart returns the parts of a multipart body as Go's multipart

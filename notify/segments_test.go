@@ -251,3 +251,29 @@ func randomStrings(r *rand.Rand, alphabet []string, n, maxParts int, fixed ...st
 	}
 	return out
 }
+
+// A message of buildEML's form with more leaves than buildEML writes (two
+// HTML parts, one with NULs, and text parts before and after) is read as
+// decodeMessage reads it: each leaf in memory of its own.
+func TestBuiltSegmentsManyLeaves(t *testing.T) {
+	spec := emlSpec{From: mail.Address{Address: "a@b.example"}, Subject: "s", MessageID: "<many@x>", Lang: "en",
+		Text: "first text", HTML: "<p>first &amp; html</p>", Attachment: &attachment{Name: "a.csv", ContentType: "text/csv; charset=utf-8", Data: []byte("x,y\n")}}
+	eml := string(buildEML(spec))
+	_, alt := emlBoundaries(spec.MessageID)
+	htmlPart := "\r\n--" + alt + "\r\nContent-Transfer-Encoding: quoted-printable\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+	at := strings.Index(eml, htmlPart)
+	if at < 0 {
+		t.Fatal("no html part")
+	}
+	extra := htmlPart + "<p>second <b>html</b> no entity</p>" + htmlPart + "<p>nul=00 html &lt;x&gt;</p>" +
+		"\r\n--" + alt + "\r\nContent-Transfer-Encoding: quoted-printable\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nmiddle text"
+	eml = eml[:at] + extra + eml[at:]
+	got, ok := builtSegments([]byte(eml), nil)
+	want, err := decodeMessage([]byte(eml))
+	if err != nil || !ok || !slices.Equal(got, want) {
+		t.Fatalf("ok %v, decode error %v\nbuilt   %+v\ndecoded %+v", ok, err, got, want)
+	}
+	if len(want) < 12 {
+		t.Fatalf("only %d segments: the extra parts were not read", len(want))
+	}
+}
