@@ -6,8 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,7 +24,7 @@ type replayOutput struct {
 	pairs, slots                *spill // (source, trigger, stale slots) and (trigger, unknown slots)
 	replayed, warnings, shrinks int64
 	instances                   int
-	queryTime, readTime         time.Duration // the events table built, the last event read (since the replay started)
+	queryTime, readTime         time.Duration // the instances' tables built (summed), the last allocation read (since the replay started)
 	workerTime                  time.Duration // the replay itself, summed over instances
 }
 
@@ -50,19 +50,26 @@ func stringCol(rec arrow.RecordBatch, i int, query string) (stringColumn, error)
 	return c, nil
 }
 
-// eventChunk is how many events the reader hands a replay worker at once.
+// eventChunk is how many allocations the reader hands a replay worker at once.
 const eventChunk = 4096
 
-// readChunk is how many events one query reads back from the events table:
-// what the driver holds at once (~50 MB).
+// readChunk is how many allocations one query reads back from the events
+// table: what the driver holds at once (~60 MB).
 const readChunk = 1 << 20
 
-// runReplay streams every decode instance's events through Arrow (the
-// query orders them by instance, then time) into one replayer per
-// instance, on up to one worker per CPU: an instance is replayed while the
-// next is read. Nothing grows with the rows: each instance holds its
-// pool's live slots and owners, the reader a few chunks of events, and the
-// pairs found go to spill files as they come.
+// allocChunk is a piece of one instance's allocations; their request_ids
+// are slices of one string (one copy per chunk, not one per row).
+type allocChunk []replayAlloc
+
+// runReplay replays every decode instance in turn: its allocations go into
+// a temp table sorted in allocation order (a temp table spills past
+// memory_limit; a query's whole result would be held by the driver), come
+// back through Arrow readChunk at a time, and stream into the instance's
+// replayer, which merges the releases in itself (releaseMerge). Instances
+// run on up to one worker per CPU: one is replayed while the next is
+// sorted and read. Nothing grows with the rows: the table holds one
+// instance, each replayer its pool's live slots and rows in flight, the
+// reader a few chunks, and the pairs found go to spill files as they come.
 func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, timeline []incident.CapacityChange, logStartUS int64, spillDir string) (_ *replayOutput, err error) {
 	const (
 		q      = "analysis_06_replay_events"
@@ -97,9 +104,9 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		werr    error
 		workers = make(chan struct{}, runtime.GOMAXPROCS(0))
 	)
-	// replay runs one instance's events as the reader sends them; on a
-	// failure it keeps draining so that the reader never blocks.
-	replay := func(name string, events <-chan []replayEvent) {
+	// replay runs one instance's allocations as the reader sends them; on
+	// a failure it keeps draining so that the reader never blocks.
+	replay := func(name string, allocs <-chan allocChunk) {
 		defer wg.Done()
 		defer func() { <-workers }()
 		var pairs, slots []int64
@@ -123,7 +130,7 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 				werr = fmt.Errorf("analysis: replay of %s: %w", name, err)
 			}
 			mu.Unlock()
-			for range events {
+			for range allocs {
 			}
 		}
 		pool := inc.Capacity.PoolAt(name, incident.RoleDecode, logStart)
@@ -138,10 +145,11 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 			fail(err)
 			return
 		}
-		for chunk := range events {
+		var m releaseMerge
+		for chunk := range allocs {
 			t := time.Now()
-			for _, e := range chunk {
-				if err := r.event(e); err != nil {
+			for _, a := range chunk {
+				if err := m.alloc(r.event, a); err != nil {
 					fail(err)
 					return
 				}
@@ -154,10 +162,16 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 			}
 			cpu += time.Since(t)
 		}
+		t := time.Now()
+		if err := m.finish(r.event); err != nil {
+			fail(err)
+			return
+		}
 		if err := flush(); err != nil {
 			fail(err)
 			return
 		}
+		cpu += time.Since(t)
 		mu.Lock()
 		out.workerTime += cpu
 		out.replayed += r.rows
@@ -167,62 +181,51 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 	}
 
 	var (
-		cur    string
-		events chan []replayEvent
-		chunk  []replayEvent
-		// The last event read, to check the order the table gave: time,
-		// then releases before allocations (the query's tie-breaks are
-		// not checked).
-		lastT     int64
-		lastAlloc bool
+		allocs chan allocChunk
+		chunk  allocChunk
+		ids    []byte // the chunk's request_ids, end to end
+		idEnd  []int  // where each row's request_id ends in ids
+		lastT  int64  // the last allocation's time, to check the table's order
 	)
 	send := func() {
-		if len(chunk) > 0 {
-			events <- chunk
-			chunk = make([]replayEvent, 0, eventChunk)
+		if len(chunk) == 0 {
+			return
 		}
+		all, start := string(ids), 0
+		for i, e := range idEnd {
+			chunk[i].requestID = all[start:e]
+			start = e
+		}
+		allocs <- chunk
+		chunk, ids, idEnd = make(allocChunk, 0, eventChunk), ids[:0], idEnd[:0]
 	}
-	// read hands one batch's events to the instances' workers, starting a
-	// worker whenever the instance changes.
-	read := func(rec arrow.RecordBatch) error {
-		inst, err := stringCol(rec, 0, qChunk)
-		if err != nil {
-			return err
-		}
+	// read hands one batch's allocations to the current instance's worker.
+	read := func(name string, rec arrow.RecordBatch) error {
 		var cols [5]*array.Int64
+		var err error
 		for i := range cols {
-			if cols[i], err = int64Col(rec, i+1, qChunk); err != nil {
+			if cols[i], err = int64Col(rec, i, qChunk); err != nil {
 				return err
 			}
 		}
-		tC, kindC, slotsC, owC, rowC := cols[0], cols[1], cols[2], cols[3], cols[4]
+		rid, err := stringCol(rec, 5, qChunk)
+		if err != nil {
+			return err
+		}
+		tC, endC, slotsC, owC, rowC := cols[0], cols[1], cols[2], cols[3], cols[4]
 		for i := 0; i < int(rec.NumRows()); i++ {
-			k := kindC.Value(i)
-			if k < int64(evRelease) || k > int64(evAllocFree) {
-				return fmt.Errorf("analysis: %s: kind %d on %s", qChunk, k, cur)
+			t, end := tC.Value(i), endC.Value(i)
+			if t < lastT {
+				return fmt.Errorf("analysis: %s: on %s, an allocation at %d read after one at %d: the rows are out of order", qChunk, name, t, lastT)
 			}
-			t, alloc := tC.Value(i), k != int64(evRelease)
-			if name := inst.Value(i); events == nil || name != cur {
-				if events != nil {
-					if name < cur {
-						return fmt.Errorf("analysis: %s: instance %q read after %q: the events are out of order", qChunk, name, cur)
-					}
-					send()
-					close(events)
-				}
-				cur = strings.Clone(name)
-				out.instances++
-				workers <- struct{}{}
-				events = make(chan []replayEvent, 16)
-				wg.Add(1)
-				go replay(cur, events)
-				chunk = make([]replayEvent, 0, eventChunk)
-			} else if t < lastT || (t == lastT && lastAlloc && !alloc) {
-				return fmt.Errorf("analysis: %s: on %s, an event at %d read after one at %d: the events are out of order", qChunk, cur, t, lastT)
+			if end < t {
+				return fmt.Errorf("analysis: %s: on %s, row %d ends at %d before it starts at %d", qChunk, name, rowC.Value(i), end, t)
 			}
-			lastT, lastAlloc = t, alloc
-			chunk = append(chunk, replayEvent{t: t, slots: slotsC.Value(i),
-				overwrite: owC.Value(i), rowID: rowC.Value(i), kind: eventKind(k)})
+			lastT = t
+			chunk = append(chunk, replayAlloc{ts: t, end: end, slots: slotsC.Value(i),
+				overwrite: owC.Value(i), rowID: rowC.Value(i)})
+			ids = append(ids, rid.Value(i)...)
+			idEnd = append(idEnd, len(ids))
 			if len(chunk) == eventChunk {
 				send()
 			}
@@ -230,13 +233,6 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		return nil
 	}
 	t0 := time.Now()
-	// The events go into a temp table (it spills past memory_limit), one
-	// instance's sort at a time, and come back readChunk at a time: a
-	// query's whole result would be held in memory by the driver, outside
-	// DuckDB's limit.
-	if _, err := conn.ExecContext(ctx, queries.Get(qTable)); err != nil {
-		return nil, fmt.Errorf("analysis: %s: %w", qTable, err)
-	}
 	defer func() {
 		if _, derr := conn.ExecContext(context.WithoutCancel(ctx), queries.Get(qDrop)); derr != nil && err == nil {
 			err = fmt.Errorf("analysis: %s: %w", qDrop, derr)
@@ -247,35 +243,50 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		return nil, err
 	}
 	for _, name := range names {
-		if _, err := conn.ExecContext(ctx, queries.Get(q), name); err != nil {
-			return nil, fmt.Errorf("analysis: %s (%s): %w", q, name, err)
+		// A new table for each instance: its rowids start at 0.
+		tq := time.Now()
+		if _, err = conn.ExecContext(ctx, queries.Get(qTable)); err != nil {
+			err = fmt.Errorf("analysis: %s: %w", qTable, err)
+			break
 		}
-	}
-	out.queryTime = time.Since(t0)
-	err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
-		return queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
-			rr, err := ar.QueryContext(ctx, queries.Get(qChunk), lo, hi)
-			if err != nil {
-				return 0, fmt.Errorf("analysis: %s: %w", qChunk, err)
-			}
-			defer rr.Release()
-			var n int64
-			for rr.Next() {
-				rec := rr.RecordBatch()
-				n += rec.NumRows()
-				if err := read(rec); err != nil {
-					return n, err
+		if _, err = conn.ExecContext(ctx, queries.Get(q), name); err != nil {
+			err = fmt.Errorf("analysis: %s (%s): %w", q, name, err)
+			break
+		}
+		out.queryTime += time.Since(tq)
+		out.instances++
+		workers <- struct{}{}
+		allocs, chunk, lastT = make(chan allocChunk, 16), make(allocChunk, 0, eventChunk), math.MinInt64
+		wg.Add(1)
+		go replay(name, allocs)
+		err = casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
+			return queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
+				rr, err := ar.QueryContext(ctx, queries.Get(qChunk), lo, hi)
+				if err != nil {
+					return 0, fmt.Errorf("analysis: %s: %w", qChunk, err)
 				}
-			}
-			if err := rr.Err(); err != nil {
-				return n, fmt.Errorf("analysis: %s: %w", qChunk, err)
-			}
-			return n, nil
+				defer rr.Release()
+				var n int64
+				for rr.Next() {
+					rec := rr.RecordBatch()
+					n += rec.NumRows()
+					if err := read(name, rec); err != nil {
+						return n, err
+					}
+				}
+				if err := rr.Err(); err != nil {
+					return n, fmt.Errorf("analysis: %s: %w", qChunk, err)
+				}
+				return n, nil
+			})
 		})
-	})
-	if events != nil {
-		send()
-		close(events)
+		if err == nil {
+			send()
+		}
+		close(allocs)
+		if err != nil {
+			break
+		}
 	}
 	out.readTime = time.Since(t0)
 	wg.Wait()

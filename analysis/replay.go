@@ -14,8 +14,8 @@ import (
 // and the edge cases can be tested without a database.
 //
 // The replay reads one decode instance as a stream of events in time order
-// (allocations and releases, merged by the query) and keeps only what the
-// pool holds now: its memory follows the pool's live slots, not the
+// (the query's allocations, and the releases merged in by releaseMerge) and
+// keeps only what the pool holds now: its memory follows the pool's live slots, not the
 // number of rows (a provider's two weeks are tens of millions of them).
 //
 // Slots are never tracked one by one: prompts reach a million tokens and
@@ -59,7 +59,7 @@ func (r slotRun) len() int64 { return int64(r.e - r.s) }
 // eventKind says what a replay event does.
 type eventKind uint8
 
-// The kinds as the query numbers them (analysis_06_replay_events.sql).
+// The kinds of DESIGN.md's event stream (releaseMerge makes it).
 const (
 	evRelease   eventKind = 0 // the row's slots go back (at end_ts)
 	evAlloc     eventKind = 1 // the row takes its slots (at ts)
@@ -628,4 +628,109 @@ func (r *replayer) event(e replayEvent) error {
 	}
 	r.holders.put(e.rowID, id)
 	return nil
+}
+
+// replayAlloc is one replayable row of one decode instance as the query
+// gives it (analysis_06_replay_events.sql): in allocation order, ts then
+// request_id (byte order) then row_id. Its release is made here.
+type replayAlloc struct {
+	ts, end   int64 // microseconds since the epoch; end >= ts
+	slots     int64 // already rounded up to whole pages
+	overwrite int64 // -1 for a normal row, else the slots a trigger writes
+	rowID     int64
+	requestID string // orders releases at equal end times
+}
+
+// pendingRelease is a row allocated and not yet released.
+type pendingRelease struct {
+	end, rowID int64
+	requestID  string
+}
+
+func (a pendingRelease) before(b pendingRelease) bool {
+	if a.end != b.end {
+		return a.end < b.end
+	}
+	if c := cmp.Compare(a.requestID, b.requestID); c != 0 {
+		return c < 0
+	}
+	return a.rowID < b.rowID
+}
+
+// releaseMerge turns the allocations of one instance into DESIGN.md's event
+// stream: a row's release (at end) comes after every allocation before end
+// and before every allocation at or after it, releases at one time in
+// (request_id, row_id) order. The releases wait in a heap of the rows
+// allocated and not yet released (the pool's rows in flight), so the query
+// sorts only the allocations, and nothing here grows with the log.
+type releaseMerge struct {
+	heap []pendingRelease
+}
+
+func (m *releaseMerge) push(p pendingRelease) {
+	h := append(m.heap, p)
+	for i := len(h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h[i].before(h[parent]) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+	m.heap = h
+}
+
+func (m *releaseMerge) pop() pendingRelease {
+	h := m.heap
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = pendingRelease{} // drop the string
+	h = h[:n]
+	for i := 0; ; {
+		l, small := 2*i+1, i
+		if l < n && h[l].before(h[small]) {
+			small = l
+		}
+		if r := l + 1; r < n && h[r].before(h[small]) {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		h[i], h[small] = h[small], h[i]
+		i = small
+	}
+	m.heap = h
+	return top
+}
+
+// releaseUntil gives event the releases at or before t (all of them when
+// all).
+func (m *releaseMerge) releaseUntil(event func(replayEvent) error, t int64, all bool) error {
+	for len(m.heap) > 0 && (all || m.heap[0].end <= t) {
+		p := m.pop()
+		if err := event(replayEvent{t: p.end, rowID: p.rowID, kind: evRelease}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// alloc gives event the releases due by a's time, then a's allocation.
+func (m *releaseMerge) alloc(event func(replayEvent) error, a replayAlloc) error {
+	if err := m.releaseUntil(event, a.ts, false); err != nil {
+		return err
+	}
+	k := evAllocFree
+	if a.end != a.ts {
+		k = evAlloc
+		m.push(pendingRelease{end: a.end, rowID: a.rowID, requestID: a.requestID})
+	}
+	return event(replayEvent{t: a.ts, slots: a.slots, overwrite: a.overwrite, rowID: a.rowID, kind: k})
+}
+
+// finish gives event the releases left once every allocation is in.
+func (m *releaseMerge) finish(event func(replayEvent) error) error {
+	return m.releaseUntil(event, 0, true)
 }
