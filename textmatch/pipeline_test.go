@@ -1,0 +1,124 @@
+package textmatch_test
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/leakmap/leakmap/casedb"
+	"github.com/leakmap/leakmap/textmatch"
+)
+
+// TestUpdateChunksAlike: the pending rows fingerprinted in many chunks (each
+// inserted on the second connection while the next is hashed) leave the
+// same fingerprints, prompt shingles, indexed rows and counts as one chunk;
+// a cancelled update returns an error and records no state.
+func TestUpdateChunksAlike(t *testing.T) {
+	ctx := context.Background()
+	build := func(rows int64) (*textmatch.IndexStats, []string, *sql.DB) {
+		t.Helper()
+		old := *textmatch.ChunkRows
+		*textmatch.ChunkRows = rows
+		defer func() { *textmatch.ChunkRows = old }()
+		db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		// 300 rows: prompts and responses of 8-40 words from a small
+		// vocabulary (shingles repeat across rows), some without text.
+		if _, err := db.ExecContext(ctx, `INSERT INTO requests (row_id, request_id, ts, tenant_id, model, prompt_tokens, prompt_text, response_text, row_hash, file_id, line)
+SELECT id, 'r' || id, TIMESTAMPTZ '2026-09-01 00:00:00+00' + to_seconds(id), 't' || (id % 7), 'm' || (id % 2), 10, p, r, hash(id, p, r), 1, id
+FROM (SELECT id,
+             CASE WHEN id % 5 = 0 THEN NULL ELSE (SELECT string_agg('w' || ((id * 31 + k * k) % 23), ' ') FROM range(8 + id % 33) t(k)) END AS p,
+             CASE WHEN id % 3 = 0 THEN NULL ELSE (SELECT string_agg('v' || ((id * 17 + k * 7) % 19), ' ') FROM range(6 + id % 29) t(k)) END AS r
+      FROM range(1, 301) t(id))`); err != nil {
+			t.Fatal(err)
+		}
+		st, err := textmatch.Update(ctx, db, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tbl := range []string{"text_fingerprints", "text_prompt_shingles", "text_indexed", "text_index_state"} {
+			var n int64
+			var s string
+			if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(hash(t)), 0)::VARCHAR FROM "+tbl+" t").Scan(&n, &s); err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Fatalf("%s is empty: nothing is compared", tbl)
+			}
+			out = append(out, tbl+" "+itoa(n)+" "+s)
+		}
+		return st, out, db
+	}
+	one, oneSums, _ := build(1 << 30)
+	many, manySums, db := build(7)
+	if one.Rows != 280 || many.Rows != one.Rows || many.Fingerprints != one.Fingerprints || many.PromptShingles != one.PromptShingles {
+		t.Errorf("in chunks of 7: %+v; in one chunk: %+v (280 rows with text)", many, one)
+	}
+	if !slices.Equal(oneSums, manySums) {
+		t.Errorf("in chunks of 7: %v; in one chunk: %v", manySums, oneSums)
+	}
+
+	// Cancelled after the first chunk is inserted: an error, no state
+	// recorded, and the next update completes the fingerprints as one
+	// chunk leaves them.
+	*textmatch.ChunkRows = 7
+	defer func() { *textmatch.ChunkRows = 100_000 }()
+	if _, err := db.ExecContext(ctx, "DELETE FROM text_fingerprints; DELETE FROM text_prompt_shingles; DELETE FROM text_indexed; DELETE FROM text_index_state"); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	logger := slog.New(cancelOnChunk{cancel})
+	if _, err := textmatch.Update(cctx, db, logger); err == nil {
+		t.Fatal("an update cancelled after its first chunk: no error")
+	}
+	var state, indexed int64
+	if err := db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM text_index_state), (SELECT count(*) FROM text_indexed)").Scan(&state, &indexed); err != nil {
+		t.Fatal(err)
+	}
+	if state != 0 || indexed == 0 || indexed >= 280 {
+		t.Errorf("a cancelled update left %d state rows and %d indexed rows; want 0 and some of 280", state, indexed)
+	}
+	st, err := textmatch.Update(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Rows != 280-indexed {
+		t.Errorf("after the cancelled update: %d rows fingerprinted, want %d", st.Rows, 280-indexed)
+	}
+	var again []string
+	for _, tbl := range []string{"text_fingerprints", "text_prompt_shingles", "text_indexed", "text_index_state"} {
+		var n int64
+		var s string
+		if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(hash(t)), 0)::VARCHAR FROM "+tbl+" t").Scan(&n, &s); err != nil {
+			t.Fatal(err)
+		}
+		again = append(again, tbl+" "+itoa(n)+" "+s)
+	}
+	if !slices.Equal(oneSums, again) {
+		t.Errorf("after a cancelled update and another: %v; in one chunk: %v", again, oneSums)
+	}
+}
+
+// cancelOnChunk cancels the update once its first chunk is inserted.
+type cancelOnChunk struct{ cancel context.CancelFunc }
+
+func (h cancelOnChunk) Enabled(context.Context, slog.Level) bool { return true }
+func (h cancelOnChunk) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "step" && a.Value.String() == "fingerprinted chunk" {
+			h.cancel()
+		}
+		return true
+	})
+	return nil
+}
+func (h cancelOnChunk) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h cancelOnChunk) WithGroup(string) slog.Handler      { return h }
