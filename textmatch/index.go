@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/leakmap/leakmap/casedb"
@@ -38,8 +39,8 @@ type IndexStats struct {
 // chunkRows is how many pending rows are read, hashed and inserted at a
 // time (one transaction each): memory stays flat whatever the case's size.
 // A chunk's fingerprints and prompt shingles are held once in Go, as the
-// Arrow batches DuckDB reads (each worker's batch of results is copied in
-// and dropped), about 2 KB per row with text: 100,000 rows keep that near
+// Arrow batches DuckDB reads (over the workers' own slices), about 2 KB per
+// row with text: 100,000 rows keep that near
 // 200 MB beside DuckDB's own memory_limit (up to 3 GiB). Two chunks are
 // held at a time: one being inserted while the next is hashed.
 var chunkRows int64 = 100_000
@@ -221,13 +222,8 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 // streams the texts. The caller releases them.
 func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches, error) {
 	const q = "evidence_09_pending_texts"
-	type result struct {
-		fp   []fingerprint
-		ps   []promptShingle
-		rows []indexedRow
-	}
 	batches := make(chan arrow.RecordBatch, 2)
-	results := make(chan result, 2)
+	results := make(chan *hashed, 2)
 	var werr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -237,9 +233,8 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches
 			defer wg.Done()
 			var sh, words []uint64
 			var pos []int32
-			seen := map[uint64]bool{}
+			var seen distinct
 			for rec := range batches {
-				var res result
 				ids, e1 := int64Col(rec, 0)
 				hashes, e2 := uint64Col(rec, 1)
 				pt, e3 := stringCol(rec, 2)
@@ -251,6 +246,7 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches
 					rec.Release()
 					continue
 				}
+				res := &hashed{}
 				for i := 0; i < int(rec.NumRows()); i++ {
 					id := ids.Value(i)
 					for kind, col := range []stringColumn{pt, rt} {
@@ -260,32 +256,37 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches
 						sh, words = Shingles(col.Value(i), sh[:0], words)
 						pos = Winnow(sh, pos[:0])
 						for _, p := range pos {
-							res.fp = append(res.fp, fingerprint{id, uint8(kind), int64(sh[p]), p})
+							res.fpRow = append(res.fpRow, id)
+							res.fpKind = append(res.fpKind, uint8(kind))
+							res.fpHash = append(res.fpHash, int64(sh[p]))
+							res.fpPos = append(res.fpPos, p)
 						}
 						if kind == 0 {
-							// Every distinct shingle of a prompt: how many
-							// tenants hold one is counted on these.
-							clear(seen)
+							// Every distinct shingle of a prompt, in the
+							// order of its first place: how many tenants hold
+							// one is counted on these.
+							seen.reset(len(sh))
 							for _, h := range sh {
-								if !seen[h] {
-									seen[h] = true
-									res.ps = append(res.ps, promptShingle{id, int64(h)})
+								if seen.add(h) {
+									res.psRow = append(res.psRow, id)
+									res.psHash = append(res.psHash, int64(h))
 								}
 							}
 						}
 					}
-					res.rows = append(res.rows, indexedRow{id, hashes.Value(i)})
+					res.row = append(res.row, id)
+					res.rowHash = append(res.rowHash, hashes.Value(i))
 				}
 				rec.Release()
 				results <- res
 			}
 		}()
 	}
-	cb := &chunkBatches{newBatcher(fingerprintSchema), newBatcher(promptShingleSchema), newBatcher(indexedSchema)}
+	cb := &chunkBatches{}
 	collected := make(chan struct{})
 	go func() {
 		for r := range results {
-			cb.add(r.fp, r.ps, r.rows)
+			cb.add(r)
 		}
 		close(collected)
 	}()
@@ -312,6 +313,44 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches
 	return cb, errors.Join(rerr, werr)
 }
 
+// distinct is a set of shingle hashes, emptied for each text without
+// clearing a map: a slot is in the set when its stamp is the current
+// one. Open addressing on the hash's low bits (the hashes are mixed).
+type distinct struct {
+	keys  []uint64
+	stamp []uint32
+	now   uint32
+	mask  uint64
+}
+
+// reset empties the set, sized for n hashes.
+func (d *distinct) reset(n int) {
+	if size := len(d.keys); size < 2*n || size == 0 {
+		size = max(64, size)
+		for size < 2*n {
+			size *= 2
+		}
+		d.keys, d.stamp, d.now, d.mask = make([]uint64, size), make([]uint32, size), 0, uint64(size-1)
+	}
+	if d.now++; d.now == 0 {
+		clear(d.stamp) // the stamps wrapped around
+		d.now = 1
+	}
+}
+
+// add puts h in the set; it reports whether h was not in it.
+func (d *distinct) add(h uint64) bool {
+	for i := h & d.mask; ; i = (i + 1) & d.mask {
+		if d.stamp[i] != d.now {
+			d.stamp[i], d.keys[i] = d.now, h
+			return true
+		}
+		if d.keys[i] == h {
+			return false
+		}
+	}
+}
+
 var (
 	fingerprintSchema = arrow.NewSchema([]arrow.Field{
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
@@ -329,52 +368,74 @@ var (
 	}, nil)
 )
 
-type fingerprint struct {
-	row  int64
-	kind uint8
-	hash int64
-	pos  int32
-}
-
-type promptShingle struct {
-	row  int64
-	hash int64
-}
-
-type indexedRow struct {
-	row  int64
-	hash uint64
+// hashed is what a worker made of one batch of texts, column by column:
+// fingerprints, prompt shingles, fingerprinted rows.
+type hashed struct {
+	fpRow   []int64
+	fpKind  []uint8
+	fpHash  []int64
+	fpPos   []int32
+	psRow   []int64
+	psHash  []int64
+	row     []int64
+	rowHash []uint64
 }
 
 // chunkBatches are one chunk's fingerprints, prompt shingles and
-// fingerprinted rows, as the Arrow batches DuckDB reads (held once: each
-// worker's result is copied in and dropped).
-type chunkBatches struct{ fp, ps, rows *batcher }
+// fingerprinted rows as Arrow batches over the workers' own slices (no
+// copy: the slices are the batches' buffers, held until release).
+type chunkBatches struct{ fp, ps, rows tableBatches }
 
-func (cb *chunkBatches) add(fp []fingerprint, ps []promptShingle, rows []indexedRow) {
-	for _, f := range fp {
-		cb.fp.b.Field(0).(*array.Int64Builder).Append(f.row)
-		cb.fp.b.Field(1).(*array.Uint8Builder).Append(f.kind)
-		cb.fp.b.Field(2).(*array.Int64Builder).Append(f.hash)
-		cb.fp.b.Field(3).(*array.Int32Builder).Append(f.pos)
-		cb.fp.row()
+type tableBatches struct {
+	recs []arrow.RecordBatch
+	rows int
+}
+
+func (t *tableBatches) add(schema *arrow.Schema, n int, cols ...arrow.Array) {
+	t.recs = append(t.recs, array.NewRecordBatch(schema, cols, int64(n)))
+	for _, c := range cols {
+		c.Release() // the batch holds them
 	}
-	for _, p := range ps {
-		cb.ps.b.Field(0).(*array.Int64Builder).Append(p.row)
-		cb.ps.b.Field(1).(*array.Int64Builder).Append(p.hash)
-		cb.ps.row()
-	}
-	for _, r := range rows {
-		cb.rows.b.Field(0).(*array.Int64Builder).Append(r.row)
-		cb.rows.b.Field(1).(*array.Uint64Builder).Append(r.hash)
-		cb.rows.row()
-	}
+	t.rows += n
+}
+
+func (cb *chunkBatches) add(r *hashed) {
+	cb.fp.add(fingerprintSchema, len(r.fpRow), int64Array(r.fpRow), uint8Array(r.fpKind), int64Array(r.fpHash), int32Array(r.fpPos))
+	cb.ps.add(promptShingleSchema, len(r.psRow), int64Array(r.psRow), int64Array(r.psHash))
+	cb.rows.add(indexedSchema, len(r.row), int64Array(r.row), uint64Array(r.rowHash))
+}
+
+// The arrays of a worker's slices, zero-copy (no validity bitmap: no NULLs).
+func int64Array(v []int64) arrow.Array {
+	return fixedArray(arrow.PrimitiveTypes.Int64, len(v), arrow.Int64Traits.CastToBytes(v))
+}
+
+func uint64Array(v []uint64) arrow.Array {
+	return fixedArray(arrow.PrimitiveTypes.Uint64, len(v), arrow.Uint64Traits.CastToBytes(v))
+}
+
+func int32Array(v []int32) arrow.Array {
+	return fixedArray(arrow.PrimitiveTypes.Int32, len(v), arrow.Int32Traits.CastToBytes(v))
+}
+
+func uint8Array(v []uint8) arrow.Array {
+	return fixedArray(arrow.PrimitiveTypes.Uint8, len(v), v)
+}
+
+// fixedArray is a fixed-width array of n values over b.
+func fixedArray(t arrow.DataType, n int, b []byte) arrow.Array {
+	d := array.NewData(t, n, []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0)
+	defer d.Release() // the array holds its own reference
+	return array.MakeFromData(d)
 }
 
 func (cb *chunkBatches) release() {
-	cb.fp.release()
-	cb.ps.release()
-	cb.rows.release()
+	for _, t := range []*tableBatches{&cb.fp, &cb.ps, &cb.rows} {
+		for _, r := range t.recs {
+			r.Release()
+		}
+		t.recs = nil
+	}
 }
 
 // insert adds the chunk's fingerprints and the rows they cover in one
@@ -384,9 +445,9 @@ func (cb *chunkBatches) insert(ctx context.Context, conn *sql.Conn) error {
 		return fmt.Errorf("textmatch: begin: %w", err)
 	}
 	err := registerAndRun(ctx, conn, []view{
-		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp.finish()},
-		{"arrow_text_prompt_shingles", "evidence_04c_insert_shingles", "evidence_04d_drop_shingles_view", promptShingleSchema, cb.ps.finish()},
-		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", indexedSchema, cb.rows.finish()},
+		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp.recs},
+		{"arrow_text_prompt_shingles", "evidence_04c_insert_shingles", "evidence_04d_drop_shingles_view", promptShingleSchema, cb.ps.recs},
+		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", indexedSchema, cb.rows.recs},
 	})
 	if err != nil {
 		conn.ExecContext(context.Background(), "ROLLBACK")
@@ -409,6 +470,9 @@ type view struct {
 func registerAndRun(ctx context.Context, conn *sql.Conn, views []view, args ...any) error {
 	return casedb.WithArrow(conn, func(ar *duckdb.Arrow, dc driver.Conn) error {
 		for _, v := range views {
+			if len(v.recs) == 0 {
+				continue // nothing to add
+			}
 			rr, err := array.NewRecordReader(v.schema, v.recs)
 			if err != nil {
 				return fmt.Errorf("textmatch: %s: %w", v.name, err)

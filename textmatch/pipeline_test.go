@@ -3,6 +3,7 @@ package textmatch_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -63,6 +64,67 @@ FROM (SELECT id,
 	}
 	if !slices.Equal(oneSums, manySums) {
 		t.Errorf("in chunks of 7: %v; in one chunk: %v", manySums, oneSums)
+	}
+	// And each row's as the exported functions make them: the winnowed
+	// fingerprints with their places, the prompt's distinct shingles.
+	var wantFP, wantPS, gotFP, gotPS []string
+	rows, err := db.QueryContext(ctx, "SELECT row_id, prompt_text, response_text FROM requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var texts [2]sql.NullString
+		if err := rows.Scan(&id, &texts[0], &texts[1]); err != nil {
+			t.Fatal(err)
+		}
+		for kind, text := range texts {
+			if !text.Valid {
+				continue
+			}
+			sh, _ := textmatch.Shingles(text.String, nil, nil)
+			for _, p := range textmatch.Winnow(sh, nil) {
+				wantFP = append(wantFP, fmt.Sprint(id, kind, int64(sh[p]), p))
+			}
+			if kind == 0 {
+				seen := map[uint64]bool{}
+				for _, h := range sh {
+					if !seen[h] {
+						seen[h] = true
+						wantPS = append(wantPS, fmt.Sprint(id, int64(h)))
+					}
+				}
+			}
+		}
+	}
+	rows.Close()
+	for q, dst := range map[string]*[]string{
+		"SELECT row_id, kind, hash, pos FROM text_fingerprints":     &gotFP,
+		"SELECT row_id, hash, NULL, NULL FROM text_prompt_shingles": &gotPS,
+	} {
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id, a int64
+			var b, c sql.NullInt64
+			if err := rows.Scan(&id, &a, &b, &c); err != nil {
+				t.Fatal(err)
+			}
+			if b.Valid {
+				*dst = append(*dst, fmt.Sprint(id, a, b.Int64, c.Int64))
+			} else {
+				*dst = append(*dst, fmt.Sprint(id, a))
+			}
+		}
+		rows.Close()
+	}
+	for _, l := range [][]string{wantFP, wantPS, gotFP, gotPS} {
+		slices.Sort(l)
+	}
+	if len(wantFP) == 0 || len(wantPS) == 0 || !slices.Equal(gotFP, wantFP) || !slices.Equal(gotPS, wantPS) {
+		t.Errorf("fingerprints %d, want %d; prompt shingles %d, want %d (or they differ)", len(gotFP), len(wantFP), len(gotPS), len(wantPS))
 	}
 
 	// Cancelled after the first chunk is inserted: an error, no state
