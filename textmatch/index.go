@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -41,14 +40,12 @@ type IndexStats struct {
 // A chunk's fingerprints and prompt shingles are held once in Go, as the
 // Arrow batches DuckDB reads (over the workers' own slices), about 2 KB per
 // row with text: 100,000 rows keep that near
-// 200 MB beside DuckDB's own memory_limit (up to 3 GiB). Two chunks are
-// held at a time: one being inserted while the next is hashed.
+// 200 MB beside DuckDB's own memory_limit (up to 3 GiB).
 var chunkRows int64 = 100_000
 
 // Update fingerprints the logged texts of every row not fingerprinted yet
 // (text_fingerprints, text_indexed): a second run after new log files
-// hashes only the new rows. It uses two connections of db: one reads and
-// hashes, the other inserts.
+// hashes only the new rows. It uses one connection of db at a time.
 func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -141,72 +138,23 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("textmatch: evidence_08_pending_bounds: %w", err)
 	}
-	// Each chunk is inserted on a second connection while the next is
-	// read and hashed on this one: DuckDB's insert (compression, statistics)
-	// and the hashing in Go then use both CPUs instead of taking turns. The
-	// chunks are inserted one at a time, in order, each in its own
-	// transaction; the first failure stops both sides.
-	ins, err := db.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("textmatch: %w", err)
-	}
-	defer ins.Close()
-	ictx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type inserted struct {
-		i  int
-		cb *chunkBatches
-	}
-	todo := make(chan inserted) // unbuffered: one chunk inserted, one hashed
-	var ierr error
-	idone := make(chan struct{})
-	go func() {
-		defer close(idone)
-		for c := range todo {
-			if ierr == nil {
-				if ierr = c.cb.insert(ictx, ins); ierr != nil {
-					cancel()
-				} else {
-					st.Rows += int64(c.cb.rows.rows)
-					st.Fingerprints += int64(c.cb.fp.rows)
-					st.PromptShingles += int64(c.cb.ps.rows)
-					memwatch.Step(ctx, logger, "textmatch step", "step", "fingerprinted chunk", "chunk", c.i, "rows", c.cb.rows.rows)
-				}
-			}
-			c.cb.release()
-		}
-	}()
-	var herr error
 	for i, lo := range bounds {
 		hi := int64(math.MaxInt64)
 		if i+1 < len(bounds) {
 			hi = bounds[i+1]
 		}
-		cb, err := hashChunk(ictx, conn, lo, hi)
+		cb, err := hashChunk(ctx, conn, lo, hi)
+		if err == nil {
+			err = cb.insert(ctx, conn)
+		}
+		st.Rows += int64(cb.rows.rows)
+		st.Fingerprints += int64(cb.fp.rows)
+		st.PromptShingles += int64(cb.ps.rows)
+		cb.release()
 		if err != nil {
-			cb.release()
-			herr = err
-			break
+			return nil, err
 		}
-		select {
-		case todo <- inserted{i, cb}:
-		case <-ictx.Done():
-			cb.release()
-		}
-		if ictx.Err() != nil {
-			break
-		}
-	}
-	close(todo)
-	<-idone
-	// The chunks' buffers are garbage now: hand them back before the
-	// content match's queries want the memory (two chunks were held).
-	debug.FreeOSMemory()
-	if err := errors.Join(herr, ierr); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("textmatch: %w", err)
+		memwatch.Step(ctx, logger, "textmatch step", "step", "fingerprinted chunk", "chunk", i, "rows", cb.rows.rows)
 	}
 	if err := exec("evidence_05c_record_state"); err != nil {
 		return nil, err
