@@ -15,7 +15,7 @@ import (
 
 // TestUpdateChunksAlike: the pending rows fingerprinted in many chunks (each
 // built from the hashing workers' own slices) leave the
-// same fingerprints, prompt shingles, indexed rows and counts as one chunk
+// same fingerprints, prompt shingles, indexed rows and counts as one chunk;
 // a cancelled update returns an error and records no state.
 func TestUpdateChunksAlike(t *testing.T) {
 	ctx := context.Background()
