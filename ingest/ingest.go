@@ -220,6 +220,8 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 	prog := newProgress(opts.Progress, total)
 	defer prog.finish()
 	res := &Result{Skipped: skipped}
+	cs := &caseSession{db: db}
+	defer cs.close()
 	var batch []recordFile
 	flush := func() error {
 		if len(batch) == 0 {
@@ -245,7 +247,7 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 		if err := flush(); err != nil {
 			return res, err
 		}
-		fr, err := loadOne(ctx, db, logger, p.fi, p.m, prog)
+		fr, err := loadOne(ctx, db, cs, logger, p.fi, p.m, prog)
 		if err != nil {
 			return res, err
 		}
@@ -329,8 +331,43 @@ func resolveMapping(src Source) (*Mapping, error) {
 	return m, nil
 }
 
+// caseSession is the connection an ingest command loads its canonical files
+// on, one after the other, and what it keeps between them: its TEMP table
+// ingest_case_ids, the request_id hashes of the case's rows, built once and
+// kept equal to requests in the transactions that record each file, so a
+// file's duplicate search reads narrow integers, not every row of the case
+// (see loader.finish).
+type caseSession struct {
+	db   *sql.DB
+	conn *sql.Conn
+	// ids: ingest_case_ids holds every committed row of requests. False
+	// until built, and again after any file that did not commit (its
+	// transaction, with what it did to the table, rolled back).
+	ids bool
+}
+
+func (cs *caseSession) connect(ctx context.Context) (*sql.Conn, error) {
+	if cs.conn == nil {
+		conn, err := cs.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cs.conn = conn
+	}
+	return cs.conn, nil
+}
+
+func (cs *caseSession) close() {
+	if cs.conn != nil {
+		// The TEMP tables go with the session, not with a pooled connection.
+		cs.conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS ingest_case_ids")
+		cs.conn.Close()
+		cs.conn = nil
+	}
+}
+
 // loadOne loads one checked file unless the case already holds its bytes.
-func loadOne(ctx context.Context, db *sql.DB, logger *slog.Logger, fi *fileInfo, m *Mapping, prog *progress) (FileResult, error) {
+func loadOne(ctx context.Context, db *sql.DB, cs *caseSession, logger *slog.Logger, fi *fileInfo, m *Mapping, prog *progress) (FileResult, error) {
 	fr := FileResult{Path: fi.path, SHA256: fi.sha256, Format: fi.format, Compression: fi.compression,
 		Preset: m.name, Size: fi.size, Source: m.label, Role: m.role}
 	var id int64
@@ -348,12 +385,11 @@ func loadOne(ctx context.Context, db *sql.DB, logger *slog.Logger, fi *fileInfo,
 	if err := db.QueryRowContext(ctx, queries.Get("ingest_name_reused"), fi.name, fi.sha256).Scan(&fr.NameReused); err != nil {
 		return fr, err
 	}
-	conn, err := db.Conn(ctx)
+	conn, err := cs.connect(ctx)
 	if err != nil {
 		return fr, err
 	}
-	defer conn.Close()
-	l := &loader{conn: conn, logger: logger, fi: fi, m: m, prog: prog, res: fr}
+	l := &loader{conn: conn, cs: cs, logger: logger, fi: fi, m: m, prog: prog, res: fr}
 	if err := l.load(ctx); err != nil {
 		return fr, err
 	}
