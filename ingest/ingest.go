@@ -227,6 +227,7 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 		if len(batch) == 0 {
 			return nil
 		}
+		cs.close() // the batch takes its own connection (a pool may have one)
 		frs, err := loadRecordFiles(ctx, db, logger, batch, prog)
 		batch = batch[:0]
 		for _, fr := range frs {
@@ -247,7 +248,7 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 		if err := flush(); err != nil {
 			return res, err
 		}
-		fr, err := loadOne(ctx, db, cs, logger, p.fi, p.m, prog)
+		fr, err := loadOne(ctx, cs, logger, p.fi, p.m, prog)
 		if err != nil {
 			return res, err
 		}
@@ -258,6 +259,7 @@ func RunSources(ctx context.Context, db *sql.DB, logger *slog.Logger, sources []
 	if err := flush(); err != nil {
 		return res, err
 	}
+	cs.close()
 	if res.Read != res.Loaded+res.Rejected+res.Duplicates {
 		return res, fmt.Errorf("ingest: totals do not reconcile: read %d, loaded %d, rejected %d, duplicates %d",
 			res.Read, res.Loaded, res.Rejected, res.Duplicates)
@@ -339,7 +341,7 @@ func resolveMapping(src Source) (*Mapping, error) {
 // (see loader.finish).
 type caseSession struct {
 	db   *sql.DB
-	conn *sql.Conn
+	conn *sql.Conn // nil until a canonical file loads; given back (close) before anything else asks the pool
 	// ids: ingest_case_ids holds every committed row of requests. False
 	// until built, and again after any file that did not commit (its
 	// transaction, with what it did to the table, rolled back).
@@ -366,13 +368,19 @@ func (cs *caseSession) close() {
 	}
 }
 
-// loadOne loads one checked file unless the case already holds its bytes.
-func loadOne(ctx context.Context, db *sql.DB, cs *caseSession, logger *slog.Logger, fi *fileInfo, m *Mapping, prog *progress) (FileResult, error) {
+// loadOne loads one checked file unless the case already holds its bytes,
+// on the session's connection (which it takes from the pool, the only one a
+// pool of one has: so it asks everything of that connection).
+func loadOne(ctx context.Context, cs *caseSession, logger *slog.Logger, fi *fileInfo, m *Mapping, prog *progress) (FileResult, error) {
 	fr := FileResult{Path: fi.path, SHA256: fi.sha256, Format: fi.format, Compression: fi.compression,
 		Preset: m.name, Size: fi.size, Source: m.label, Role: m.role}
+	conn, err := cs.connect(ctx)
+	if err != nil {
+		return fr, err
+	}
 	var id int64
 	var prev string
-	err := db.QueryRowContext(ctx, queries.Get("ingest_find_sha"), fi.sha256).Scan(&id, &prev)
+	err = conn.QueryRowContext(ctx, queries.Get("ingest_find_sha"), fi.sha256).Scan(&id, &prev)
 	switch {
 	case err == nil:
 		fr.AlreadyLoaded = true
@@ -382,11 +390,7 @@ func loadOne(ctx context.Context, db *sql.DB, cs *caseSession, logger *slog.Logg
 	case err != sql.ErrNoRows:
 		return fr, err
 	}
-	if err := db.QueryRowContext(ctx, queries.Get("ingest_name_reused"), fi.name, fi.sha256).Scan(&fr.NameReused); err != nil {
-		return fr, err
-	}
-	conn, err := cs.connect(ctx)
-	if err != nil {
+	if err := conn.QueryRowContext(ctx, queries.Get("ingest_name_reused"), fi.name, fi.sha256).Scan(&fr.NameReused); err != nil {
 		return fr, err
 	}
 	l := &loader{conn: conn, cs: cs, logger: logger, fi: fi, m: m, prog: prog, res: fr}

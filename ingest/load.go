@@ -35,6 +35,11 @@ var testHookSamples func(map[int64]string)
 // transactions: an error returned stops the load with no cleanup.
 var testHookAfterRows func(path string) error
 
+// testNoCaseIDs makes every file search the whole table for its shared
+// request_ids (ingest_1_shared), as before ingest_case_ids, so tests can
+// compare the two searches on the same files.
+var testNoCaseIDs bool
+
 // maxLine keeps row_id = file_id << 32 | line unique.
 const maxLine = 1<<32 - 1
 
@@ -292,6 +297,8 @@ func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines 
 		shared, args = "ingest_1_shared_only", nil // the case is this file
 	case inserted*2 >= total:
 		shared = "ingest_1_shared_whole"
+	case testNoCaseIDs:
+		shared = "ingest_1_shared"
 	}
 	ids := l.cs.ids
 	if !ids && shared == "ingest_1_shared_case" {
