@@ -310,6 +310,15 @@ func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines 
 		}
 		ids = true
 	}
+	if shared == "ingest_1_shared_case" {
+		// The one pass over the case: its rows sharing a hash with the file.
+		if _, err := l.exec(ctx, "ingest_0_case_hits"); err != nil {
+			return err
+		}
+		if _, err := l.exec(ctx, "ingest_1_case_hits", l.fileID); err != nil {
+			return err
+		}
+	}
 	// Most files share no request_id with anything: then the scan that
 	// gathers candidate rows (0.35 s for 5M rows) has nothing to find.
 	nShared, err := l.exec(ctx, shared, args...)
@@ -362,7 +371,7 @@ func (l *loader) finish(ctx context.Context, read, inserted, rejected, dupLines 
 const maxCandidateRuns = 32
 
 // candidates fills ingest_cand with every row of the case whose request_id
-// hash is in ingest_shared. With ingest_case_ids (byFile) only the files
+// hash is in ingest_shared. With ingest_case_hits (byFile) only the files
 // that hold such a hash are read, in runs of consecutive file_ids: the
 // same rows as the scan of the whole table, which hashes every request_id.
 func (l *loader) candidates(ctx context.Context, byFile bool) error {

@@ -1,13 +1,10 @@
--- ingest_1_shared through ingest_case_ids (every other row of the case, as hashes): the request_id hashes of file $1's rows that another row of the case or of the file also has; the file's own rows are hashed, the case's are read as integers.
+-- ingest_1_shared through ingest_case_hits: the request_id hashes of file $1's rows that another row of the case (a hit) or of the file also has; reads the file's rows and the hits only.
 -- args: 99
 INSERT INTO ingest_shared
-WITH mine AS MATERIALIZED (
-    SELECT hash(request_id) AS h FROM requests WHERE file_id = $1
-)
 SELECT h
 FROM (
-    SELECT h FROM mine
+    SELECT hash(request_id) AS h FROM requests WHERE file_id = $1
     UNION ALL
-    SELECT h FROM ingest_case_ids WHERE h IN (SELECT h FROM mine)
+    SELECT h FROM ingest_case_hits
 )
 GROUP BY h HAVING count(*) > 1;
