@@ -114,20 +114,7 @@ FROM (VALUES `
 	}
 
 	// The same rows fingerprinted at once: the same fingerprints.
-	sums := func() (out []string) {
-		for _, tbl := range []string{"text_fingerprints", "text_prompt_shingles", "text_indexed"} {
-			var n int64
-			var s string
-			if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(hash(t)), 0)::VARCHAR FROM "+tbl+" t").Scan(&n, &s); err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				t.Fatalf("%s is empty: nothing is compared", tbl)
-			}
-			out = append(out, tbl+" "+itoa(n)+" "+s)
-		}
-		return out
-	}
+	sums := func() []string { return tableSums(t, db, "text_fingerprints", "text_prompt_shingles", "text_indexed") }
 	inc := sums()
 	for _, q := range []string{"DELETE FROM text_fingerprints", "DELETE FROM text_prompt_shingles", "DELETE FROM text_indexed", "DELETE FROM text_index_state"} {
 		exec(db, q)
@@ -142,3 +129,23 @@ FROM (VALUES `
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// tableSums gives each table's row count and the sum of its rows' hashes,
+// to compare two builds of the index; an empty table fails the test, as
+// it would compare nothing.
+func tableSums(t *testing.T, db *sql.DB, tables ...string) []string {
+	t.Helper()
+	var out []string
+	for _, tbl := range tables {
+		var n int64
+		var s string
+		if err := db.QueryRowContext(context.Background(), "SELECT count(*), coalesce(sum(hash(t)), 0)::VARCHAR FROM "+tbl+" t").Scan(&n, &s); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Fatalf("%s is empty: nothing is compared", tbl)
+		}
+		out = append(out, tbl+" "+itoa(n)+" "+s)
+	}
+	return out
+}

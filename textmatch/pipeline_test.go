@@ -43,19 +43,7 @@ FROM (SELECT id,
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, tbl := range []string{"text_fingerprints", "text_prompt_shingles", "text_indexed", "text_index_state"} {
-			var n int64
-			var s string
-			if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(hash(t)), 0)::VARCHAR FROM "+tbl+" t").Scan(&n, &s); err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				t.Fatalf("%s is empty: nothing is compared", tbl)
-			}
-			out = append(out, tbl+" "+itoa(n)+" "+s)
-		}
-		return st, out, db
+		return st, tableSums(t, db, indexTables...), db
 	}
 	one, oneSums, _ := build(1 << 30)
 	many, manySums, db := build(7)
@@ -155,15 +143,7 @@ FROM (SELECT id,
 	if st.Rows != 280-indexed {
 		t.Errorf("after the cancelled update: %d rows fingerprinted, want %d", st.Rows, 280-indexed)
 	}
-	var again []string
-	for _, tbl := range []string{"text_fingerprints", "text_prompt_shingles", "text_indexed", "text_index_state"} {
-		var n int64
-		var s string
-		if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(hash(t)), 0)::VARCHAR FROM "+tbl+" t").Scan(&n, &s); err != nil {
-			t.Fatal(err)
-		}
-		again = append(again, tbl+" "+itoa(n)+" "+s)
-	}
+	again := tableSums(t, db, indexTables...)
 	if !slices.Equal(oneSums, again) {
 		t.Errorf("after a cancelled update and another: %v; in one chunk: %v", again, oneSums)
 	}
@@ -184,3 +164,6 @@ func (h cancelOnChunk) Handle(_ context.Context, r slog.Record) error {
 }
 func (h cancelOnChunk) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h cancelOnChunk) WithGroup(string) slog.Handler      { return h }
+
+// indexTables: every table an update writes.
+var indexTables = []string{"text_fingerprints", "text_prompt_shingles", "text_indexed", "text_index_state"}
