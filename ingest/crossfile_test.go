@@ -219,3 +219,45 @@ func copyFile(t *testing.T, from, to string) string {
 	}
 	return to
 }
+
+// TestCaseIDsAcrossRecordFiles: a record file between two canonical files
+// of one command gives the session's connection back, and with it the TEMP
+// table ingest_case_ids; the next canonical file builds the table again and
+// still finds its duplicates and conflicts across the case.
+func TestCaseIDsAcrossRecordFiles(t *testing.T) {
+	dir := t.TempDir()
+	var big []rec
+	for i := 0; i < 3000; i++ {
+		big = append(big, row(fmt.Sprintf("b%d", i), "2026-09-01T10:00:00Z", i+1))
+	}
+	db := openCase(t)
+	run(t, db, []string{writeFile(t, filepath.Join(dir, "big.jsonl"), jsonl(big...))}, Options{})
+
+	a := []rec{row("a1", "2026-09-01T11:00:00Z", 7), big[10]}
+	conflict := row("b20", "2026-09-01T10:00:00Z", 99999) // big[20]'s request_id, other values
+	b := []rec{a[0], conflict, row("n1", "2026-09-01T12:00:00Z", 8)}
+	payload := `{"id":"chatcmpl-5fda01","call_type":"acompletion","status":"success","total_tokens":20,"prompt_tokens":12,"completion_tokens":8,"startTime":1788336843.512,"endTime":1788336849.901,"model":"glm-5.3","metadata":{"user_api_key_team_id":"team-acme"},"messages":[],"response":{}}`
+	steps := &stepLog{steps: map[string]int{}}
+	res, err := RunSources(context.Background(), db, slog.New(steps), []Source{
+		{Paths: []string{writeFile(t, filepath.Join(dir, "a.jsonl"), jsonl(a...))}, Keys: SourceKeys{Label: "a"}},
+		{Paths: []string{writeFile(t, filepath.Join(dir, "payloads.jsonl"), payload+"\n")}, Layout: "litellm-payload", Keys: SourceKeys{Label: "gw"}},
+		{Paths: []string{writeFile(t, filepath.Join(dir, "b.jsonl"), jsonl(b...))}, Keys: SourceKeys{Label: "b"}},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReconciled(t, db, res)
+	if steps.steps["ingest_case_ids_fill"] != 2 {
+		t.Errorf("steps %v: want ingest_case_ids filled twice (before and after the record file)", steps.steps)
+	}
+	got := map[string][3]int64{}
+	for _, fr := range res.Files {
+		got[filepath.Base(fr.Path)] = [3]int64{fr.Loaded, fr.Duplicates, fr.Conflicts}
+	}
+	// a: big[10] is a duplicate. b: a's first row is a duplicate, b20 a
+	// conflict with big.jsonl's row (both kept rows count), n1 new.
+	want := map[string][3]int64{"a.jsonl": {1, 1, 0}, "payloads.jsonl": {1, 0, 0}, "b.jsonl": {2, 1, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("loaded, duplicates, conflicts per file: %v, want %v", got, want)
+	}
+}

@@ -361,11 +361,14 @@ func (cs *caseSession) connect(ctx context.Context) (*sql.Conn, error) {
 
 func (cs *caseSession) close() {
 	if cs.conn != nil {
-		// The TEMP tables go with the session, not with a pooled connection.
+		// The TEMP tables go with the session, not with a pooled connection;
+		// the next canonical file, on a new connection, builds the table
+		// again (record files between may have changed requests too).
 		cs.conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS ingest_case_ids")
 		cs.conn.Close()
 		cs.conn = nil
 	}
+	cs.ids = false
 }
 
 // loadOne loads one checked file unless the case already holds its bytes,
