@@ -7,7 +7,6 @@ import (
 	"net/textproto"
 	"slices"
 	"strings"
-	"unsafe"
 )
 
 // builtSegments returns the segments decodeMessage reads from eml, decoded
@@ -69,15 +68,6 @@ func (s *builtScratch) leafBuffer() *[]byte {
 	}
 	s.leaves++
 	return &s.leaf[s.leaves-1]
-}
-
-// view is b as a string, without a copy: b must not change while the string
-// is in use.
-func view(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
 }
 
 // hdrField is one header field as Go's readers give it: the canonical key
@@ -221,7 +211,7 @@ func (s *builtScratch) part(segs *[]segment, h []hdrField, body []byte, depth in
 		if !ok {
 			return false
 		}
-		decoded = view(b)
+		decoded = unsafeString(b)
 	case "base64":
 		s.b64 = s.b64[:0]
 		for _, c := range body {
@@ -241,7 +231,7 @@ func (s *builtScratch) part(segs *[]segment, h []hdrField, body []byte, depth in
 		if err != nil {
 			return false
 		}
-		decoded = view(b[:n])
+		decoded = unsafeString(b[:n])
 	default:
 		return false
 	}
