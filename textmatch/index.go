@@ -148,7 +148,7 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 			err = cb.insert(ctx, conn)
 		}
 		st.Rows += int64(cb.rows.rows)
-		st.Fingerprints += int64(cb.fp.rows)
+		st.Fingerprints += int64(cb.fp[0].rows + cb.fp[1].rows)
 		st.PromptShingles += int64(cb.ps.rows)
 		cb.release()
 		if err != nil {
@@ -167,7 +167,7 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 
 // hashChunk reads the pending texts with row_id in [lo, hi) and returns
 // their fingerprints as Arrow batches, hashed on every CPU while DuckDB
-// streams the texts. The caller releases them.
+// streams the texts. The caller releases them, also on error.
 func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches, error) {
 	const q = "evidence_09_pending_texts"
 	batches := make(chan arrow.RecordBatch, 2)
@@ -179,53 +179,16 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sh, words []uint64
-			var pos []int32
-			var seen distinct
+			var hw hashWorker
 			for rec := range batches {
-				ids, e1 := int64Col(rec, 0)
-				hashes, e2 := uint64Col(rec, 1)
-				pt, e3 := stringCol(rec, 2)
-				rt, e4 := stringCol(rec, 3)
-				if err := errors.Join(e1, e2, e3, e4); err != nil {
+				res, err := hw.hash(rec)
+				rec.Release()
+				if err != nil {
 					mu.Lock()
 					werr = errors.Join(werr, err)
 					mu.Unlock()
-					rec.Release()
 					continue
 				}
-				res := &hashed{}
-				for i := 0; i < int(rec.NumRows()); i++ {
-					id := ids.Value(i)
-					for kind, col := range []stringColumn{pt, rt} {
-						if col.IsNull(i) {
-							continue
-						}
-						sh, words = Shingles(col.Value(i), sh[:0], words)
-						pos = Winnow(sh, pos[:0])
-						for _, p := range pos {
-							res.fpRow = append(res.fpRow, id)
-							res.fpKind = append(res.fpKind, uint8(kind))
-							res.fpHash = append(res.fpHash, int64(sh[p]))
-							res.fpPos = append(res.fpPos, p)
-						}
-						if kind == 0 {
-							// Every distinct shingle of a prompt, in the
-							// order of its first place: how many tenants hold
-							// one is counted on these.
-							seen.reset(len(sh))
-							for _, h := range sh {
-								if seen.add(h) {
-									res.psRow = append(res.psRow, id)
-									res.psHash = append(res.psHash, int64(h))
-								}
-							}
-						}
-					}
-					res.row = append(res.row, id)
-					res.rowHash = append(res.rowHash, hashes.Value(i))
-				}
-				rec.Release()
 				results <- res
 			}
 		}()
@@ -259,6 +222,70 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches
 	close(results)
 	<-collected
 	return cb, errors.Join(rerr, werr)
+}
+
+// hashWorker is one worker's scratch space, and what it learnt of the
+// batches before: how many fingerprints and prompt shingles a row makes,
+// to size the next batch's slices once instead of growing them.
+type hashWorker struct {
+	sh, words []uint64
+	pos       []int32
+	seen      distinct
+	perRow    [3]float64 // prompt fingerprints, response fingerprints, prompt shingles
+}
+
+// hash fingerprints one batch of texts (row_id, row_hash, prompt, response).
+func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
+	ids, e1 := int64Col(rec, 0)
+	hashes, e2 := uint64Col(rec, 1)
+	pt, e3 := stringCol(rec, 2)
+	rt, e4 := stringCol(rec, 3)
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
+		return nil, err
+	}
+	n := int(rec.NumRows())
+	res := &hashed{}
+	for k := range res.fp {
+		res.fp[k].make(int(hw.perRow[k]*float64(n)*1.2) + 16)
+	}
+	res.psRow = make([]int64, 0, int(hw.perRow[2]*float64(n)*1.2)+16)
+	res.psHash = make([]int64, 0, cap(res.psRow))
+	res.row, res.rowHash = make([]int64, 0, n), make([]uint64, 0, n)
+	for i := 0; i < n; i++ {
+		id := ids.Value(i)
+		for kind, col := range []stringColumn{pt, rt} {
+			if col.IsNull(i) {
+				continue
+			}
+			hw.sh, hw.words = Shingles(col.Value(i), hw.sh[:0], hw.words)
+			hw.pos = Winnow(hw.sh, hw.pos[:0])
+			f := &res.fp[kind]
+			for _, p := range hw.pos {
+				f.row = append(f.row, id)
+				f.kind = append(f.kind, uint8(kind))
+				f.hash = append(f.hash, int64(hw.sh[p]))
+				f.pos = append(f.pos, p)
+			}
+			if kind == 0 {
+				// Every distinct shingle of a prompt, in the order of its
+				// first place: how many tenants hold one is counted on these.
+				hw.seen.reset(len(hw.sh))
+				for _, h := range hw.sh {
+					if hw.seen.add(h) {
+						res.psRow = append(res.psRow, id)
+						res.psHash = append(res.psHash, int64(h))
+					}
+				}
+			}
+		}
+		res.row = append(res.row, id)
+		res.rowHash = append(res.rowHash, hashes.Value(i))
+	}
+	if n > 0 {
+		hw.perRow = [3]float64{float64(len(res.fp[0].row)) / float64(n),
+			float64(len(res.fp[1].row)) / float64(n), float64(len(res.psRow)) / float64(n)}
+	}
+	return res, nil
 }
 
 // distinct is a set of shingle hashes, emptied for each text without
@@ -317,22 +344,35 @@ var (
 )
 
 // hashed is what a worker made of one batch of texts, column by column:
-// fingerprints, prompt shingles, fingerprinted rows.
+// fingerprints (prompts', then responses'), prompt shingles, fingerprinted
+// rows.
 type hashed struct {
-	fpRow   []int64
-	fpKind  []uint8
-	fpHash  []int64
-	fpPos   []int32
+	fp      [2]fingerprints
 	psRow   []int64
 	psHash  []int64
 	row     []int64
 	rowHash []uint64
 }
 
-// chunkBatches are one chunk's fingerprints, prompt shingles and
+// fingerprints are one kind's fingerprints, column by column.
+type fingerprints struct {
+	row  []int64
+	kind []uint8
+	hash []int64
+	pos  []int32
+}
+
+func (f *fingerprints) make(n int) {
+	f.row, f.kind, f.hash, f.pos = make([]int64, 0, n), make([]uint8, 0, n), make([]int64, 0, n), make([]int32, 0, n)
+}
+
+// chunkBatches are one chunk's fingerprints (by kind), prompt shingles and
 // fingerprinted rows as Arrow batches over the workers' own slices (no
 // copy: the slices are the batches' buffers, held until release).
-type chunkBatches struct{ fp, ps, rows tableBatches }
+type chunkBatches struct {
+	fp       [2]tableBatches
+	ps, rows tableBatches
+}
 
 type tableBatches struct {
 	recs []arrow.RecordBatch
@@ -348,7 +388,9 @@ func (t *tableBatches) add(schema *arrow.Schema, n int, cols ...arrow.Array) {
 }
 
 func (cb *chunkBatches) add(r *hashed) {
-	cb.fp.add(fingerprintSchema, len(r.fpRow), int64Array(r.fpRow), uint8Array(r.fpKind), int64Array(r.fpHash), int32Array(r.fpPos))
+	for k, f := range r.fp {
+		cb.fp[k].add(fingerprintSchema, len(f.row), int64Array(f.row), uint8Array(f.kind), int64Array(f.hash), int32Array(f.pos))
+	}
 	cb.ps.add(promptShingleSchema, len(r.psRow), int64Array(r.psRow), int64Array(r.psHash))
 	cb.rows.add(indexedSchema, len(r.row), int64Array(r.row), uint64Array(r.rowHash))
 }
@@ -378,7 +420,7 @@ func fixedArray(t arrow.DataType, n int, b []byte) arrow.Array {
 }
 
 func (cb *chunkBatches) release() {
-	for _, t := range []*tableBatches{&cb.fp, &cb.ps, &cb.rows} {
+	for _, t := range []*tableBatches{&cb.fp[0], &cb.fp[1], &cb.ps, &cb.rows} {
 		for _, r := range t.recs {
 			r.Release()
 		}
@@ -387,13 +429,17 @@ func (cb *chunkBatches) release() {
 }
 
 // insert adds the chunk's fingerprints and the rows they cover in one
-// transaction: a crash leaves no row half fingerprinted.
+// transaction: a crash leaves no row half fingerprinted. The prompts'
+// fingerprints go in before the responses': each kind then fills row
+// groups of its own, and a scan of one kind (every query reads one) skips
+// the other's on their statistics.
 func (cb *chunkBatches) insert(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("textmatch: begin: %w", err)
 	}
 	err := registerAndRun(ctx, conn, []view{
-		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp.recs},
+		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp[0].recs},
+		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp[1].recs},
 		{"arrow_text_prompt_shingles", "evidence_04c_insert_shingles", "evidence_04d_drop_shingles_view", promptShingleSchema, cb.ps.recs},
 		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", indexedSchema, cb.rows.recs},
 	})

@@ -149,3 +149,75 @@ func tableSums(t *testing.T, db *sql.DB, tables ...string) []string {
 	}
 	return out
 }
+
+// TestFingerprintsStoredByKind: each chunk's prompt fingerprints are stored
+// before its response fingerprints, so the table holds runs of one kind (a
+// scan of one kind skips the other's row groups), and the fingerprints are
+// the same as those computed text by text.
+func TestFingerprintsStoredByKind(t *testing.T) {
+	ctx := context.Background()
+	defer func(n int64) { *textmatch.ChunkRows = n }(*textmatch.ChunkRows)
+	*textmatch.ChunkRows = 10
+	db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// 40 rows with a prompt and a response each: 4 chunks.
+	const rows = 40
+	prompt := func(i int) string {
+		return "please summarise the quarterly figures of unit " + strconv.Itoa(i) + " for the board meeting next week"
+	}
+	response := func(i int) string {
+		return "here is the summary of unit " + strconv.Itoa(i) + " figures that the board asked for last week"
+	}
+	for i := 1; i <= rows; i++ {
+		if _, err := db.ExecContext(ctx, `INSERT INTO requests (row_id, request_id, ts, tenant_id, model, prompt_tokens, prompt_text, response_text, row_hash, file_id, line)
+VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, ?, ?, ?, 1, ?)`, i, i, prompt(i), response(i), i, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := textmatch.Update(ctx, db, nil); err != nil {
+		t.Fatal(err)
+	}
+	var runs int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (
+    SELECT kind, lag(kind) OVER (ORDER BY rowid) AS prev FROM text_fingerprints
+) WHERE prev IS NULL OR kind <> prev`).Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	if runs > 2*rows/10 {
+		t.Errorf("text_fingerprints holds %d runs of one kind, want at most %d (prompts then responses, chunk by chunk)", runs, 2*rows/10)
+	}
+	// The stored fingerprints are those of each text, whatever the order.
+	got := map[[3]int64]int{}
+	r, err := db.QueryContext(ctx, "SELECT row_id, kind, hash FROM text_fingerprints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var id, kind, h int64
+		if err := r.Scan(&id, &kind, &h); err != nil {
+			t.Fatal(err)
+		}
+		got[[3]int64{id, kind, h}]++
+	}
+	r.Close()
+	want := map[[3]int64]int{}
+	for i := 1; i <= rows; i++ {
+		for kind, text := range []string{prompt(i), response(i)} {
+			sh, _ := textmatch.Shingles(text, nil, nil)
+			for _, p := range textmatch.Winnow(sh, nil) {
+				want[[3]int64{int64(i), int64(kind), int64(sh[p])}]++
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d distinct fingerprints stored, want %d", len(got), len(want))
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("fingerprint %v stored %d times, want %d", k, got[k], n)
+		}
+	}
+}
