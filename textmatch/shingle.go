@@ -29,32 +29,50 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// WordHashes appends the hash of every word of text to dst.
+// asciiFold maps each byte below utf8.RuneSelf to itself lowercased when
+// it is a letter or a digit and to 0 when it splits words; the bytes from
+// utf8.RuneSelf up, which start or continue a multi-byte rune, to 0xff.
+var asciiFold = func() (t [256]byte) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = 0xff
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			t[c] = byte(c)
+		case 'A' <= c && c <= 'Z':
+			t[c] = byte(c + 'a' - 'A')
+		}
+	}
+	return t
+}()
+
+// WordHashes appends the hash of every word of text to dst. ASCII, most of
+// any log's text, takes one table lookup a byte; a multi-byte rune is
+// decoded and classified by package unicode.
 func WordHashes(text string, dst []uint64) []uint64 {
 	var h uint64
 	in := false
 	for i := 0; i < len(text); {
-		c := text[i]
-		var r rune
-		size := 1
-		if c < utf8.RuneSelf {
-			r = rune(c)
-			if 'A' <= c && c <= 'Z' {
-				r += 'a' - 'A'
+		switch f := asciiFold[text[i]]; f {
+		case 0: // an ASCII byte that splits words
+			if in {
+				dst = append(dst, h)
+				in = false
 			}
-			if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
-				r = -1
+			i++
+			continue
+		case 0xff:
+		default: // an ASCII letter or digit
+			if !in {
+				h, in = fnvOffset, true
 			}
-		} else {
-			r, size = utf8.DecodeRuneInString(text[i:])
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
-				r = unicode.ToLower(r)
-			} else {
-				r = -1
-			}
+			h = (h ^ uint64(f)) * fnvPrime
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(text[i:])
 		i += size
-		if r < 0 {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			if in {
 				dst = append(dst, h)
 				in = false
@@ -64,14 +82,12 @@ func WordHashes(text string, dst []uint64) []uint64 {
 		if !in {
 			h, in = fnvOffset, true
 		}
-		if r < utf8.RuneSelf {
-			h = (h ^ uint64(r)) * fnvPrime
-		} else {
-			var b [utf8.UTFMax]byte
-			n := utf8.EncodeRune(b[:], r)
-			for _, x := range b[:n] {
-				h = (h ^ uint64(x)) * fnvPrime
-			}
+		// unicode.ToLower of a multi-byte letter may be ASCII (K, the
+		// Kelvin sign, is k): hash the bytes of the rune it gives.
+		var b [utf8.UTFMax]byte
+		n := utf8.EncodeRune(b[:], unicode.ToLower(r))
+		for _, x := range b[:n] {
+			h = (h ^ uint64(x)) * fnvPrime
 		}
 	}
 	if in {

@@ -1,8 +1,11 @@
 package textmatch
 
 import (
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestShingles(t *testing.T) {
@@ -37,5 +40,47 @@ func TestShingles(t *testing.T) {
 	}
 	if n := len(hashes("one two three four five six seven")); n != 3 {
 		t.Errorf("7 words: %d shingles, want 3", n)
+	}
+}
+
+// TestWordHashesDefinition: WordHashes equals the definition in
+// ShingleWords' comment, written plainly rune by rune, on random mixes of
+// ASCII, multi-byte letters and digits (one lowercasing to ASCII), symbols
+// and broken UTF-8.
+func TestWordHashesDefinition(t *testing.T) {
+	definition := func(text string) []uint64 {
+		var out []uint64
+		var h uint64
+		in := false
+		for _, r := range text {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if !in {
+					h, in = fnvOffset, true
+				}
+				for _, b := range []byte(string(unicode.ToLower(r))) {
+					h = (h ^ uint64(b)) * fnvPrime
+				}
+			} else if in {
+				out = append(out, h)
+				in = false
+			}
+		}
+		if in {
+			out = append(out, h)
+		}
+		return out
+	}
+	pieces := []string{"a", "Z", "q", "7", " ", ",", "'", "-", "\n", "\t", "É", "é", "ß", "İ", "\u212a", "Ω",
+		"日本", "٣", "🙂", "\u00a0", "\xff", "\xe2\x82", "\xc3", "€", "Ǆ", "ﬁ"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 20000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(40); k > 0; k-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := b.String()
+		if got, want := WordHashes(text, nil), definition(text); !slices.Equal(got, want) {
+			t.Fatalf("WordHashes(%q) = %x, want %x", text, got, want)
+		}
 	}
 }
