@@ -1,6 +1,7 @@
 package textmatch
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -262,7 +263,6 @@ func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
 			f := &res.fp[kind]
 			for _, p := range hw.pos {
 				f.row = append(f.row, id)
-				f.kind = append(f.kind, uint8(kind))
 				f.hash = append(f.hash, int64(hw.sh[p]))
 				f.pos = append(f.pos, p)
 			}
@@ -354,16 +354,16 @@ type hashed struct {
 	rowHash []uint64
 }
 
-// fingerprints are one kind's fingerprints, column by column.
+// fingerprints are one kind's fingerprints, column by column (the kind is
+// their index in hashed.fp).
 type fingerprints struct {
 	row  []int64
-	kind []uint8
 	hash []int64
 	pos  []int32
 }
 
 func (f *fingerprints) make(n int) {
-	f.row, f.kind, f.hash, f.pos = make([]int64, 0, n), make([]uint8, 0, n), make([]int64, 0, n), make([]int32, 0, n)
+	f.row, f.hash, f.pos = make([]int64, 0, n), make([]int64, 0, n), make([]int32, 0, n)
 }
 
 // chunkBatches are one chunk's fingerprints (by kind), prompt shingles and
@@ -389,7 +389,8 @@ func (t *tableBatches) add(schema *arrow.Schema, n int, cols ...arrow.Array) {
 
 func (cb *chunkBatches) add(r *hashed) {
 	for k, f := range r.fp {
-		cb.fp[k].add(fingerprintSchema, len(f.row), int64Array(f.row), uint8Array(f.kind), int64Array(f.hash), int32Array(f.pos))
+		kind := bytes.Repeat([]byte{byte(k)}, len(f.row))
+		cb.fp[k].add(fingerprintSchema, len(f.row), int64Array(f.row), uint8Array(kind), int64Array(f.hash), int32Array(f.pos))
 	}
 	cb.ps.add(promptShingleSchema, len(r.psRow), int64Array(r.psRow), int64Array(r.psHash))
 	cb.rows.add(indexedSchema, len(r.row), int64Array(r.row), uint64Array(r.rowHash))
