@@ -264,13 +264,11 @@ CREATE TABLE IF NOT EXISTS text_fingerprints (
     hash   BIGINT NOT NULL,
     pos    INTEGER NOT NULL     -- shingle position in the text
 );
--- Every distinct shingle hash of each logged prompt (not only its
--- fingerprints): how many tenants' prompts hold a shingle is counted on
--- these, shingle by shingle, for the shingles candidate matches share.
-CREATE TABLE IF NOT EXISTS text_prompt_shingles (
-    row_id BIGINT NOT NULL,     -- requests.row_id
-    hash   BIGINT NOT NULL
-);
+-- Cases of earlier versions kept every distinct shingle of each prompt, a
+-- third of the case; how many tenants' prompts hold a shingle is now
+-- counted on the prompts read again, for the shingles candidate matches
+-- share only (package textmatch).
+DROP TABLE IF EXISTS text_prompt_shingles;
 CREATE TABLE IF NOT EXISTS text_indexed (
     row_id   BIGINT NOT NULL,
     row_hash UBIGINT NOT NULL   -- requests.row_hash when fingerprinted: a changed row is done again

@@ -27,9 +27,7 @@ import (
 type IndexStats struct {
 	Rows         int64 // rows whose texts were fingerprinted now
 	Fingerprints int64
-	// PromptShingles: distinct shingles of the prompts fingerprinted now.
-	PromptShingles int64
-	Stale          int64 // rows gone or changed since they were fingerprinted
+	Stale        int64 // rows gone or changed since they were fingerprinted
 	// UpToDate: requests and text_indexed were as the last complete update
 	// left them (text_index_state), so no row was joined or read.
 	UpToDate bool
@@ -38,10 +36,10 @@ type IndexStats struct {
 
 // chunkRows is how many pending rows are read, hashed and inserted at a
 // time (one transaction each): memory stays flat whatever the case's size.
-// A chunk's fingerprints and prompt shingles are held once in Go, as the
-// Arrow batches DuckDB reads (over the workers' own slices), about 2 KB per
-// row with text: 100,000 rows keep that near
-// 200 MB beside DuckDB's own memory_limit (up to 3 GiB).
+// A chunk's fingerprints are held once in Go, as the Arrow batches DuckDB
+// reads (over the workers' own slices), well under 1 KB per row with text:
+// 100,000 rows keep that under 100 MB beside DuckDB's own memory_limit (up
+// to 3 GiB).
 var chunkRows int64 = 100_000
 
 // Update fingerprints the logged texts of every row not fingerprinted yet
@@ -64,28 +62,22 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		}
 		return nil
 	}
-	var redo bool
-	if err := conn.QueryRowContext(ctx, queries.Get("evidence_00b_shingles_missing")).Scan(&redo); err != nil {
-		return nil, fmt.Errorf("textmatch: evidence_00b_shingles_missing: %w", err)
-	}
 	// The state of requests and text_indexed, against the one the last
 	// complete update recorded: the same, and nothing is new or stale.
 	if err := exec("evidence_00e_state_now"); err != nil {
 		return nil, err
 	}
 	defer conn.ExecContext(context.Background(), queries.Get("evidence_17b_drop_state_now"))
-	if !redo {
-		var same bool
-		if err := conn.QueryRowContext(ctx, queries.Get("evidence_00f_up_to_date")).Scan(&same); err != nil {
-			return nil, fmt.Errorf("textmatch: evidence_00f_up_to_date: %w", err)
-		}
-		if same {
-			st.UpToDate = true
-			st.Elapsed = time.Since(t0)
-			logger.Info("fingerprinted logged texts", "rows", 0, "fingerprints", 0,
-				"prompt_shingles", 0, "stale", 0, "up_to_date", true, "elapsed", st.Elapsed.Round(time.Millisecond))
-			return st, nil
-		}
+	var same bool
+	if err := conn.QueryRowContext(ctx, queries.Get("evidence_00f_up_to_date")).Scan(&same); err != nil {
+		return nil, fmt.Errorf("textmatch: evidence_00f_up_to_date: %w", err)
+	}
+	if same {
+		st.UpToDate = true
+		st.Elapsed = time.Since(t0)
+		logger.Info("fingerprinted logged texts", "rows", 0, "fingerprints", 0,
+			"stale", 0, "up_to_date", true, "elapsed", st.Elapsed.Round(time.Millisecond))
+		return st, nil
 	}
 	// The memos of tenant counts hold for the fingerprints they were made
 	// with: forget them before those change.
@@ -95,23 +87,11 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 			return nil, err
 		}
 	}
-	if redo {
-		logger.Info("fingerprinting every logged text again: the case has no prompt shingles yet")
-		if err := exec("evidence_00c_forget_fingerprints"); err != nil {
-			return nil, err
-		}
-		if err := exec("evidence_00d_forget_indexed"); err != nil {
-			return nil, err
-		}
-	}
 	if err := conn.QueryRowContext(ctx, queries.Get("evidence_00_stale_count")).Scan(&st.Stale); err != nil {
 		return nil, fmt.Errorf("textmatch: evidence_00_stale_count: %w", err)
 	}
 	if st.Stale > 0 {
 		if err := exec("evidence_01_drop_stale"); err != nil {
-			return nil, err
-		}
-		if err := exec("evidence_01b_drop_stale_shingles"); err != nil {
 			return nil, err
 		}
 		if err := exec("evidence_02_drop_stale_rows"); err != nil {
@@ -150,7 +130,6 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		}
 		st.Rows += int64(cb.rows.rows)
 		st.Fingerprints += int64(cb.fp[0].rows + cb.fp[1].rows)
-		st.PromptShingles += int64(cb.ps.rows)
 		cb.release()
 		if err != nil {
 			return nil, err
@@ -162,7 +141,7 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 	}
 	st.Elapsed = time.Since(t0)
 	logger.Info("fingerprinted logged texts", "rows", st.Rows, "fingerprints", st.Fingerprints,
-		"prompt_shingles", st.PromptShingles, "stale", st.Stale, "elapsed", st.Elapsed.Round(time.Millisecond))
+		"stale", st.Stale, "elapsed", st.Elapsed.Round(time.Millisecond))
 	return st, nil
 }
 
@@ -170,19 +149,31 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 // their fingerprints as Arrow batches, hashed on every CPU while DuckDB
 // streams the texts. The caller releases them, also on error.
 func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches, error) {
-	const q = "evidence_09_pending_texts"
+	cb := &chunkBatches{}
+	err := fanOut(ctx, conn, "evidence_09_pending_texts", []any{lo, hi}, func() func(arrow.RecordBatch) (*hashed, error) {
+		var hw hashWorker
+		return hw.hash
+	}, cb.add)
+	return cb, err
+}
+
+// fanOut runs the query q on conn and hands its Arrow batches to one
+// worker per CPU, each made by newWorker (with its own scratch space);
+// collect gets every result, one at a time, on one goroutine. A batch is
+// released once worked.
+func fanOut[R any](ctx context.Context, conn *sql.Conn, q string, args []any, newWorker func() func(arrow.RecordBatch) (R, error), collect func(R)) error {
 	batches := make(chan arrow.RecordBatch, 2)
-	results := make(chan *hashed, 2)
+	results := make(chan R, 2)
 	var werr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
+		work := newWorker()
 		go func() {
 			defer wg.Done()
-			var hw hashWorker
 			for rec := range batches {
-				res, err := hw.hash(rec)
+				res, err := work(rec)
 				rec.Release()
 				if err != nil {
 					mu.Lock()
@@ -194,16 +185,15 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches
 			}
 		}()
 	}
-	cb := &chunkBatches{}
 	collected := make(chan struct{})
 	go func() {
 		for r := range results {
-			cb.add(r)
+			collect(r)
 		}
 		close(collected)
 	}()
 	rerr := casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
-		rr, err := ar.QueryContext(ctx, queries.Get(q), lo, hi)
+		rr, err := ar.QueryContext(ctx, queries.Get(q), args...)
 		if err != nil {
 			return fmt.Errorf("textmatch: %s: %w", q, err)
 		}
@@ -222,17 +212,16 @@ func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches
 	wg.Wait()
 	close(results)
 	<-collected
-	return cb, errors.Join(rerr, werr)
+	return errors.Join(rerr, werr)
 }
 
 // hashWorker is one worker's scratch space, and what it learnt of the
-// batches before: how many fingerprints and prompt shingles a row makes,
-// to size the next batch's slices once instead of growing them.
+// batches before: how many fingerprints of each kind a row makes, to size
+// the next batch's slices once instead of growing them.
 type hashWorker struct {
 	sh, words []uint64
 	pos       []int32
-	seen      distinct
-	perRow    [3]float64 // prompt fingerprints, response fingerprints, prompt shingles
+	perRow    [2]float64 // prompt fingerprints, response fingerprints
 }
 
 // hash fingerprints one batch of texts (row_id, row_hash, prompt, response).
@@ -249,8 +238,6 @@ func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
 	for k := range res.fp {
 		res.fp[k].make(int(hw.perRow[k]*float64(n)*1.2) + 16)
 	}
-	res.psRow = make([]int64, 0, int(hw.perRow[2]*float64(n)*1.2)+16)
-	res.psHash = make([]int64, 0, cap(res.psRow))
 	res.row, res.rowHash = make([]int64, 0, n), make([]uint64, 0, n)
 	for i := 0; i < n; i++ {
 		id := ids.Value(i)
@@ -266,24 +253,12 @@ func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
 				f.hash = append(f.hash, int64(hw.sh[p]))
 				f.pos = append(f.pos, p)
 			}
-			if kind == 0 {
-				// Every distinct shingle of a prompt, in the order of its
-				// first place: how many tenants hold one is counted on these.
-				hw.seen.reset(len(hw.sh))
-				for _, h := range hw.sh {
-					if hw.seen.add(h) {
-						res.psRow = append(res.psRow, id)
-						res.psHash = append(res.psHash, int64(h))
-					}
-				}
-			}
 		}
 		res.row = append(res.row, id)
 		res.rowHash = append(res.rowHash, hashes.Value(i))
 	}
 	if n > 0 {
-		hw.perRow = [3]float64{float64(len(res.fp[0].row)) / float64(n),
-			float64(len(res.fp[1].row)) / float64(n), float64(len(res.psRow)) / float64(n)}
+		hw.perRow = [2]float64{float64(len(res.fp[0].row)) / float64(n), float64(len(res.fp[1].row)) / float64(n)}
 	}
 	return res, nil
 }
@@ -313,6 +288,18 @@ func (d *distinct) reset(n int) {
 	}
 }
 
+// has reports whether h is in the set.
+func (d *distinct) has(h uint64) bool {
+	for i := h & d.mask; ; i = (i + 1) & d.mask {
+		if d.stamp[i] != d.now {
+			return false
+		}
+		if d.keys[i] == h {
+			return true
+		}
+	}
+}
+
 // add puts h in the set; it reports whether h was not in it.
 func (d *distinct) add(h uint64) bool {
 	for i := h & d.mask; ; i = (i + 1) & d.mask {
@@ -333,10 +320,6 @@ var (
 		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "pos", Type: arrow.PrimitiveTypes.Int32},
 	}, nil)
-	promptShingleSchema = arrow.NewSchema([]arrow.Field{
-		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
 	indexedSchema = arrow.NewSchema([]arrow.Field{
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "row_hash", Type: arrow.PrimitiveTypes.Uint64},
@@ -344,12 +327,9 @@ var (
 )
 
 // hashed is what a worker made of one batch of texts, column by column:
-// fingerprints (prompts', then responses'), prompt shingles, fingerprinted
-// rows.
+// fingerprints (prompts', then responses'), fingerprinted rows.
 type hashed struct {
 	fp      [2]fingerprints
-	psRow   []int64
-	psHash  []int64
 	row     []int64
 	rowHash []uint64
 }
@@ -366,12 +346,12 @@ func (f *fingerprints) make(n int) {
 	f.row, f.hash, f.pos = make([]int64, 0, n), make([]int64, 0, n), make([]int32, 0, n)
 }
 
-// chunkBatches are one chunk's fingerprints (by kind), prompt shingles and
-// fingerprinted rows as Arrow batches over the workers' own slices (no
-// copy: the slices are the batches' buffers, held until release).
+// chunkBatches are one chunk's fingerprints (by kind) and fingerprinted
+// rows as Arrow batches over the workers' own slices (no copy: the slices
+// are the batches' buffers, held until release).
 type chunkBatches struct {
-	fp       [2]tableBatches
-	ps, rows tableBatches
+	fp   [2]tableBatches
+	rows tableBatches
 }
 
 type tableBatches struct {
@@ -392,7 +372,6 @@ func (cb *chunkBatches) add(r *hashed) {
 		kind := bytes.Repeat([]byte{byte(k)}, len(f.row))
 		cb.fp[k].add(fingerprintSchema, len(f.row), int64Array(f.row), uint8Array(kind), int64Array(f.hash), int32Array(f.pos))
 	}
-	cb.ps.add(promptShingleSchema, len(r.psRow), int64Array(r.psRow), int64Array(r.psHash))
 	cb.rows.add(indexedSchema, len(r.row), int64Array(r.row), uint64Array(r.rowHash))
 }
 
@@ -421,12 +400,16 @@ func fixedArray(t arrow.DataType, n int, b []byte) arrow.Array {
 }
 
 func (cb *chunkBatches) release() {
-	for _, t := range []*tableBatches{&cb.fp[0], &cb.fp[1], &cb.ps, &cb.rows} {
-		for _, r := range t.recs {
-			r.Release()
-		}
-		t.recs = nil
+	for _, t := range []*tableBatches{&cb.fp[0], &cb.fp[1], &cb.rows} {
+		t.release()
 	}
+}
+
+func (t *tableBatches) release() {
+	for _, r := range t.recs {
+		r.Release()
+	}
+	t.recs = nil
 }
 
 // insert adds the chunk's fingerprints and the rows they cover in one
@@ -441,7 +424,6 @@ func (cb *chunkBatches) insert(ctx context.Context, conn *sql.Conn) error {
 	err := registerAndRun(ctx, conn, []view{
 		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp[0].recs},
 		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp[1].recs},
-		{"arrow_text_prompt_shingles", "evidence_04c_insert_shingles", "evidence_04d_drop_shingles_view", promptShingleSchema, cb.ps.recs},
 		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", indexedSchema, cb.rows.recs},
 	})
 	if err != nil {

@@ -114,9 +114,9 @@ FROM (VALUES `
 	}
 
 	// The same rows fingerprinted at once: the same fingerprints.
-	sums := func() []string { return tableSums(t, db, "text_fingerprints", "text_prompt_shingles", "text_indexed") }
+	sums := func() []string { return tableSums(t, db, "text_fingerprints", "text_indexed") }
 	inc := sums()
-	for _, q := range []string{"DELETE FROM text_fingerprints", "DELETE FROM text_prompt_shingles", "DELETE FROM text_indexed", "DELETE FROM text_index_state"} {
+	for _, q := range []string{"DELETE FROM text_fingerprints", "DELETE FROM text_indexed", "DELETE FROM text_index_state"} {
 		exec(db, q)
 	}
 	withText := count(db, "SELECT count(*) FROM requests WHERE prompt_text IS NOT NULL OR response_text IS NOT NULL")

@@ -35,7 +35,8 @@ import (
 //     with the caller's own rules (which prompts may be sources), joining
 //     text_rare_fps with the prompts' fingerprints on hash;
 //  4. MeasureCandidates: the exact tenant count of every shingle the pairs
-//     share (text_prompt_shingles; memoised in text_common_memo), then the strength of every candidate
+//     share (on the prompts read again; memoised in text_common_memo), then
+//     the strength of every candidate
 //     pair, a chunk of responses at a time, into the temp table
 //     text_matches(response_row_id, source_row_id, shingles, run, rare, strong).
 //
@@ -123,8 +124,8 @@ type respText struct {
 
 // MeasureCandidates runs step 4 on conn, a chunk of responses at a time, in
 // two passes: the first collects the shingles the pairs share
-// (text_shared), whose tenants are then counted once, exactly, on
-// text_prompt_shingles; the second reads each chunk again and measures its
+// (text_shared), whose tenants are then counted once, exactly, on every
+// prompt read again (countNewShared); the second reads each chunk again and measures its
 // pairs into text_matches. The first pass runs from the last chunk to the
 // first, so the first chunk is still loaded when the second pass begins
 // (one chunk, as on most cases, is read once).
@@ -209,11 +210,9 @@ func MeasureCandidates(ctx context.Context, conn *sql.Conn, logger *slog.Logger,
 		}
 		memwatch.Step(ctx, logger, "textmatch step", "query", "evidence_14c1_shared_new", "new", n, "elapsed", time.Since(t).Round(time.Millisecond))
 		if n > 0 {
-			t = time.Now()
-			if err := exec("evidence_14c2_count_new"); err != nil {
+			if err := countNewShared(ctx, conn, logger, n); err != nil {
 				return nil, err
 			}
-			memwatch.Step(ctx, logger, "textmatch step", "query", "evidence_14c2_count_new", "elapsed", time.Since(t).Round(time.Millisecond))
 		}
 		if err := exec("evidence_14e_drop_shared_new"); err != nil {
 			return nil, err

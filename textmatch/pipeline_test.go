@@ -15,7 +15,7 @@ import (
 
 // TestUpdateChunksAlike: the pending rows fingerprinted in many chunks (each
 // built from the hashing workers' own slices) leave the
-// same fingerprints, prompt shingles, indexed rows and counts as one chunk;
+// same fingerprints, indexed rows and counts as one chunk;
 // a cancelled update returns an error and records no state.
 func TestUpdateChunksAlike(t *testing.T) {
 	ctx := context.Background()
@@ -47,15 +47,15 @@ FROM (SELECT id,
 	}
 	one, oneSums, _ := build(1 << 30)
 	many, manySums, db := build(7)
-	if one.Rows != 280 || many.Rows != one.Rows || many.Fingerprints != one.Fingerprints || many.PromptShingles != one.PromptShingles {
+	if one.Rows != 280 || many.Rows != one.Rows || many.Fingerprints != one.Fingerprints {
 		t.Errorf("in chunks of 7: %+v; in one chunk: %+v (280 rows with text)", many, one)
 	}
 	if !slices.Equal(oneSums, manySums) {
 		t.Errorf("in chunks of 7: %v; in one chunk: %v", manySums, oneSums)
 	}
 	// And each row's as the exported functions make them: the winnowed
-	// fingerprints with their places, the prompt's distinct shingles.
-	var wantFP, wantPS, gotFP, gotPS []string
+	// fingerprints with their places.
+	var wantFP, gotFP []string
 	rows, err := db.QueryContext(ctx, "SELECT row_id, prompt_text, response_text FROM requests")
 	if err != nil {
 		t.Fatal(err)
@@ -74,45 +74,25 @@ FROM (SELECT id,
 			for _, p := range textmatch.Winnow(sh, nil) {
 				wantFP = append(wantFP, fmt.Sprint(id, kind, int64(sh[p]), p))
 			}
-			if kind == 0 {
-				seen := map[uint64]bool{}
-				for _, h := range sh {
-					if !seen[h] {
-						seen[h] = true
-						wantPS = append(wantPS, fmt.Sprint(id, int64(h)))
-					}
-				}
-			}
 		}
 	}
 	rows.Close()
-	for q, dst := range map[string]*[]string{
-		"SELECT row_id, kind, hash, pos FROM text_fingerprints":     &gotFP,
-		"SELECT row_id, hash, NULL, NULL FROM text_prompt_shingles": &gotPS,
-	} {
-		rows, err := db.QueryContext(ctx, q)
-		if err != nil {
+	rows, err = db.QueryContext(ctx, "SELECT row_id, kind, hash, pos FROM text_fingerprints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, kind, h, pos int64
+		if err := rows.Scan(&id, &kind, &h, &pos); err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var id, a int64
-			var b, c sql.NullInt64
-			if err := rows.Scan(&id, &a, &b, &c); err != nil {
-				t.Fatal(err)
-			}
-			if b.Valid {
-				*dst = append(*dst, fmt.Sprint(id, a, b.Int64, c.Int64))
-			} else {
-				*dst = append(*dst, fmt.Sprint(id, a))
-			}
-		}
-		rows.Close()
+		gotFP = append(gotFP, fmt.Sprint(id, kind, h, pos))
 	}
-	for _, l := range [][]string{wantFP, wantPS, gotFP, gotPS} {
-		slices.Sort(l)
-	}
-	if len(wantFP) == 0 || len(wantPS) == 0 || !slices.Equal(gotFP, wantFP) || !slices.Equal(gotPS, wantPS) {
-		t.Errorf("fingerprints %d, want %d; prompt shingles %d, want %d (or they differ)", len(gotFP), len(wantFP), len(gotPS), len(wantPS))
+	rows.Close()
+	slices.Sort(wantFP)
+	slices.Sort(gotFP)
+	if len(wantFP) == 0 || !slices.Equal(gotFP, wantFP) {
+		t.Errorf("fingerprints %d, want %d (or they differ)", len(gotFP), len(wantFP))
 	}
 
 	// Cancelled after the first chunk is inserted: an error, no state
@@ -120,7 +100,7 @@ FROM (SELECT id,
 	// chunk leaves them.
 	*textmatch.ChunkRows = 7
 	defer func() { *textmatch.ChunkRows = 100_000 }()
-	if _, err := db.ExecContext(ctx, "DELETE FROM text_fingerprints; DELETE FROM text_prompt_shingles; DELETE FROM text_indexed; DELETE FROM text_index_state"); err != nil {
+	if _, err := db.ExecContext(ctx, "DELETE FROM text_fingerprints; DELETE FROM text_indexed; DELETE FROM text_index_state"); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -166,4 +146,4 @@ func (h cancelOnChunk) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h cancelOnChunk) WithGroup(string) slog.Handler      { return h }
 
 // indexTables: every table an update writes.
-var indexTables = []string{"text_fingerprints", "text_prompt_shingles", "text_indexed", "text_index_state"}
+var indexTables = []string{"text_fingerprints", "text_indexed", "text_index_state"}

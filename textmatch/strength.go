@@ -26,8 +26,8 @@
 // by a join on fingerprints, never by comparing all pairs.
 //
 // How many tenants hold a shingle is counted exactly, shingle by shingle, on
-// every shingle of every logged prompt (text_prompt_shingles), for the
-// shingles the candidate pairs share only. A fingerprint's count is a lower
+// every shingle of every logged prompt (read again and shingled: the case
+// keeps only fingerprints), for the shingles the candidate pairs share only. A fingerprint's count is a lower
 // bound of it (a prompt holding a shingle does not always keep it as a
 // fingerprint), so the candidates, chosen with that bound, lose no strong
 // match; the weight of each shared shingle is then decided on its exact

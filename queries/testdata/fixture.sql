@@ -27,12 +27,11 @@ SELECT * FROM (VALUES (2::BIGINT, 3::BIGINT, 1200::BIGINT)) v(source_row_id, tri
 -- tables its later (by name) queries make, which analysis_* queries read.
 INSERT INTO text_fingerprints VALUES (1, 0, 42, 0), (3, 1, 42, 0), (2, 0, 7, 0), (3, 1, 7, 1);
 INSERT INTO text_indexed VALUES (1, 11), (2, 12), (3, 13);
-INSERT INTO text_prompt_shingles VALUES (1, 42), (1, 43), (2, 7);
 CREATE OR REPLACE TEMP VIEW arrow_ingest_rows AS
 SELECT * FROM (VALUES ((99::BIGINT << 32) | 1, 'req-a', TIMESTAMPTZ '2026-09-01T10:00:00Z', NULL::TIMESTAMPTZ, 't', 'm', 5::BIGINT, NULL::BIGINT, 200, NULL, NULL, NULL, NULL, 1::BIGINT))
   v(row_id, request_id, ts, end_ts, tenant_id, model, prompt_tokens, completion_tokens, status, prefill_instance, decode_instance, prompt_text, response_text, line);
-CREATE OR REPLACE TEMP VIEW arrow_text_prompt_shingles AS
-SELECT * FROM (VALUES (9::BIGINT, 5::BIGINT)) v(row_id, hash);
+CREATE OR REPLACE TEMP VIEW arrow_text_prompt_hits AS
+SELECT * FROM (VALUES (1::BIGINT, 42::BIGINT)) v(row_id, hash);
 CREATE OR REPLACE TEMP VIEW arrow_text_shared AS
 SELECT * FROM (VALUES ('glm-5.3', 42::BIGINT)) v(model, hash);
 CREATE OR REPLACE TEMP VIEW arrow_text_fingerprints AS

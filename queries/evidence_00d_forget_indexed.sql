@@ -1,2 +1,0 @@
--- evidence: forget which rows are fingerprinted (a case fingerprinted before prompt shingles were kept is done again).
-DELETE FROM text_indexed;

@@ -1,2 +1,0 @@
--- evidence: drop the Arrow view of the prompt shingles (it points at process memory; a case database keeps no such view).
-DROP VIEW IF EXISTS arrow_text_prompt_shingles;

@@ -1,0 +1,148 @@
+package textmatch
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/leakmap/leakmap/internal/memwatch"
+	"github.com/leakmap/leakmap/queries"
+)
+
+// hitRows is how many fingerprinted rows' prompts are read again at a time
+// to find the new shared shingles in them: a range's hits are held in Go
+// until DuckDB takes them (16 bytes each; a prompt holds few of the shared
+// shingles, a template's prompts the template's).
+var hitRows int64 = 100_000
+
+var hitSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+// countNewShared counts, exactly, how many distinct tenants' prompts of the
+// model hold each shingle of text_shared_new (n rows), into
+// text_common_memo. The case keeps the prompts' fingerprints, not every
+// shingle of them (that table was a third of a case), so the prompts are
+// read again and shingled on every CPU, a range of rows at a time; the
+// shingles found in the set, once per prompt (text_prompt_hits), are
+// counted by DuckDB.
+func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n int64) error {
+	exec := func(name string) error {
+		if _, err := conn.ExecContext(ctx, queries.Get(name)); err != nil {
+			return fmt.Errorf("textmatch: %s: %w", name, err)
+		}
+		return nil
+	}
+	var set distinct
+	set.reset(int(n))
+	if err := readArrow(ctx, conn, "evidence_14c1c_shared_new_hashes", nil, func(rec arrow.RecordBatch) error {
+		hc, err := int64Col(rec, 0)
+		if err != nil {
+			return err
+		}
+		for _, h := range hc.Int64Values() {
+			set.add(uint64(h))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := exec("evidence_14c1d_hits_table"); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.Background(), queries.Get("evidence_14c2b_drop_hits_table"))
+	var bounds []int64
+	if err := readArrow(ctx, conn, "evidence_14c1e_prompt_bounds", []any{hitRows}, func(rec arrow.RecordBatch) error {
+		b, err := int64Col(rec, 0)
+		if err != nil {
+			return err
+		}
+		bounds = append(bounds, b.Int64Values()...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	var hits int64
+	t := time.Now()
+	for i, lo := range bounds {
+		hi := int64(math.MaxInt64)
+		if i+1 < len(bounds) {
+			hi = bounds[i+1]
+		}
+		var tb tableBatches
+		err := fanOut(ctx, conn, "evidence_14c1f_prompt_texts", []any{lo, hi}, func() func(arrow.RecordBatch) (*hitList, error) {
+			w := &hitWorker{set: &set}
+			return w.hits
+		}, func(h *hitList) {
+			tb.add(hitSchema, len(h.row), int64Array(h.row), int64Array(h.hash))
+		})
+		if err == nil {
+			err = registerAndRun(ctx, conn, []view{{"arrow_text_prompt_hits", "evidence_14c1g_insert_hits", "evidence_14c1h_drop_hits_view", hitSchema, tb.recs}})
+		}
+		hits += int64(tb.rows)
+		tb.release()
+		if err != nil {
+			return err
+		}
+	}
+	memwatch.Step(ctx, logger, "textmatch step", "step", "prompts read again for the shared shingles", "ranges", len(bounds),
+		"shingles", n, "hits", hits, "elapsed", time.Since(t).Round(time.Millisecond))
+	t = time.Now()
+	if err := exec("evidence_14c2_count_new"); err != nil {
+		return err
+	}
+	memwatch.Step(ctx, logger, "textmatch step", "query", "evidence_14c2_count_new", "elapsed", time.Since(t).Round(time.Millisecond))
+	return nil
+}
+
+// hitWorker finds, in one batch of prompts (row_id, prompt_text), the
+// shingles of the set, each once per prompt.
+type hitWorker struct {
+	set       *distinct // read only: shared by the workers
+	seen      distinct
+	sh, words []uint64
+}
+
+// hitList is one batch's hits, column by column.
+type hitList struct {
+	row, hash []int64
+}
+
+func (w *hitWorker) hits(rec arrow.RecordBatch) (*hitList, error) {
+	ids, e1 := int64Col(rec, 0)
+	pt, e2 := stringCol(rec, 1)
+	if err := errors.Join(e1, e2); err != nil {
+		return nil, err
+	}
+	res := &hitList{}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		if pt.IsNull(i) {
+			continue
+		}
+		w.sh, w.words = Shingles(pt.Value(i), w.sh[:0], w.words)
+		fresh := true
+		for _, h := range w.sh {
+			if !w.set.has(h) {
+				continue
+			}
+			if fresh {
+				// Most prompts hold none of the set: the prompt's own
+				// set is emptied only for those that do.
+				w.seen.reset(len(w.sh))
+				fresh = false
+			}
+			if w.seen.add(h) {
+				res.row = append(res.row, ids.Value(i))
+				res.hash = append(res.hash, int64(h))
+			}
+		}
+	}
+	return res, nil
+}
