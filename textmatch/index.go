@@ -288,18 +288,6 @@ func (d *distinct) reset(n int) {
 	}
 }
 
-// has reports whether h is in the set.
-func (d *distinct) has(h uint64) bool {
-	for i := h & d.mask; ; i = (i + 1) & d.mask {
-		if d.stamp[i] != d.now {
-			return false
-		}
-		if d.keys[i] == h {
-			return true
-		}
-	}
-}
-
 // add puts h in the set; it reports whether h was not in it.
 func (d *distinct) add(h uint64) bool {
 	for i := h & d.mask; ; i = (i + 1) & d.mask {
