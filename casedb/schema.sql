@@ -256,14 +256,16 @@ CREATE TABLE IF NOT EXISTS notice_identities (
 
 -- Content-match fingerprints of every logged text (package textmatch): the
 -- winnowed 5-word shingle hashes of each prompt (kind 0) and response
--- (kind 1), with their shingle position. Never the text. Filled
--- incrementally: text_indexed lists the rows already fingerprinted.
+-- (kind 1). Never the text. Filled incrementally: text_indexed lists the
+-- rows already fingerprinted.
 CREATE TABLE IF NOT EXISTS text_fingerprints (
     row_id BIGINT NOT NULL,     -- requests.row_id
     kind   UTINYINT NOT NULL,   -- 0 prompt, 1 response
-    hash   BIGINT NOT NULL,
-    pos    INTEGER NOT NULL     -- shingle position in the text
+    hash   BIGINT NOT NULL
 );
+-- Cases of earlier versions kept each fingerprint's shingle position,
+-- which no query read (a match is measured on the texts themselves).
+ALTER TABLE text_fingerprints DROP COLUMN IF EXISTS pos;
 -- Cases of earlier versions kept every distinct shingle of each prompt, a
 -- third of the case; how many tenants' prompts hold a shingle is now
 -- counted on the prompts read again, for the shingles candidate matches

@@ -251,7 +251,6 @@ func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
 			for _, p := range hw.pos {
 				f.row = append(f.row, id)
 				f.hash = append(f.hash, int64(hw.sh[p]))
-				f.pos = append(f.pos, p)
 			}
 		}
 		res.row = append(res.row, id)
@@ -306,7 +305,6 @@ var (
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "kind", Type: arrow.PrimitiveTypes.Uint8},
 		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "pos", Type: arrow.PrimitiveTypes.Int32},
 	}, nil)
 	indexedSchema = arrow.NewSchema([]arrow.Field{
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
@@ -327,11 +325,10 @@ type hashed struct {
 type fingerprints struct {
 	row  []int64
 	hash []int64
-	pos  []int32
 }
 
 func (f *fingerprints) make(n int) {
-	f.row, f.hash, f.pos = make([]int64, 0, n), make([]int64, 0, n), make([]int32, 0, n)
+	f.row, f.hash = make([]int64, 0, n), make([]int64, 0, n)
 }
 
 // chunkBatches are one chunk's fingerprints (by kind) and fingerprinted
@@ -358,7 +355,7 @@ func (t *tableBatches) add(schema *arrow.Schema, n int, cols ...arrow.Array) {
 func (cb *chunkBatches) add(r *hashed) {
 	for k, f := range r.fp {
 		kind := bytes.Repeat([]byte{byte(k)}, len(f.row))
-		cb.fp[k].add(fingerprintSchema, len(f.row), int64Array(f.row), uint8Array(kind), int64Array(f.hash), int32Array(f.pos))
+		cb.fp[k].add(fingerprintSchema, len(f.row), int64Array(f.row), uint8Array(kind), int64Array(f.hash))
 	}
 	cb.rows.add(indexedSchema, len(r.row), int64Array(r.row), uint64Array(r.rowHash))
 }
@@ -370,10 +367,6 @@ func int64Array(v []int64) arrow.Array {
 
 func uint64Array(v []uint64) arrow.Array {
 	return fixedArray(arrow.PrimitiveTypes.Uint64, len(v), arrow.Uint64Traits.CastToBytes(v))
-}
-
-func int32Array(v []int32) arrow.Array {
-	return fixedArray(arrow.PrimitiveTypes.Int32, len(v), arrow.Int32Traits.CastToBytes(v))
 }
 
 func uint8Array(v []uint8) arrow.Array {

@@ -221,3 +221,52 @@ VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, ?, ?, ?
 		}
 	}
 }
+
+// TestOldCaseMigrates: a case fingerprinted by an earlier version (each
+// fingerprint's position, every prompt shingle kept) loses both when it is
+// opened, keeps its fingerprints, and is up to date at the next update.
+func TestOldCaseMigrates(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "case.duckdb")
+	db, err := casedb.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO requests (row_id, request_id, ts, tenant_id, model, prompt_tokens, prompt_text, response_text, row_hash, file_id, line)
+VALUES (1, 'r1', TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, 'the quick brown fox jumps over the lazy dog again', NULL, 1, 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := textmatch.Update(ctx, db, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := tableSums(t, db, "text_fingerprints", "text_indexed")
+	// The earlier layout, as those versions left it.
+	for _, q := range []string{
+		"ALTER TABLE text_fingerprints ADD COLUMN pos INTEGER DEFAULT 0",
+		"CREATE TABLE text_prompt_shingles (row_id BIGINT NOT NULL, hash BIGINT NOT NULL)",
+		"INSERT INTO text_prompt_shingles SELECT row_id, hash FROM text_fingerprints",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	if db, err = casedb.Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var left int
+	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM duckdb_tables() WHERE table_name = 'text_prompt_shingles')
+  + (SELECT count(*) FROM duckdb_columns() WHERE table_name = 'text_fingerprints' AND column_name = 'pos')`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("the earlier layout's table or column is still there after the case is opened (%d)", left)
+	}
+	if after := tableSums(t, db, "text_fingerprints", "text_indexed"); !slices.Equal(before, after) {
+		t.Errorf("the fingerprints changed when the case was opened: %v, were %v", after, before)
+	}
+	if st, err := textmatch.Update(ctx, db, nil); err != nil || !st.UpToDate {
+		t.Errorf("the update after the migration: %+v, %v; want up to date", st, err)
+	}
+}
