@@ -40,32 +40,23 @@ func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n 
 		}
 		return nil
 	}
-	set := newHashSet(int(n))
-	if err := readArrow(ctx, conn, "evidence_14c1c_shared_new_hashes", nil, func(rec arrow.RecordBatch) error {
-		hc, err := int64Col(rec, 0)
-		if err != nil {
-			return err
-		}
-		for _, h := range hc.Int64Values() {
-			set.add(uint64(h))
-		}
-		return nil
-	}); err != nil {
+	read := func(name string, args []any, f func(arrow.RecordBatch) error) error {
+		return readArrow(ctx, conn, name, args, f)
+	}
+	hashes, err := readInt64s(read, "evidence_14c1c_shared_new_hashes", nil)
+	if err != nil {
 		return err
+	}
+	set := newHashSet(len(hashes))
+	for _, h := range hashes {
+		set.add(uint64(h))
 	}
 	if err := exec("evidence_14c1d_hits_table"); err != nil {
 		return err
 	}
 	defer conn.ExecContext(context.Background(), queries.Get("evidence_14c2b_drop_hits_table"))
-	var bounds []int64
-	if err := readArrow(ctx, conn, "evidence_14c1e_prompt_bounds", []any{hitRows}, func(rec arrow.RecordBatch) error {
-		b, err := int64Col(rec, 0)
-		if err != nil {
-			return err
-		}
-		bounds = append(bounds, b.Int64Values()...)
-		return nil
-	}); err != nil {
+	bounds, err := readInt64s(read, "evidence_14c1e_prompt_bounds", []any{hitRows})
+	if err != nil {
 		return err
 	}
 	var hits int64

@@ -143,15 +143,8 @@ func MeasureCandidates(ctx context.Context, conn *sql.Conn, logger *slog.Logger,
 		}
 		return nil
 	}
-	var bounds []int64
-	if err := read("evidence_13_chunks", []any{measureChunkPairs}, func(rec arrow.RecordBatch) error {
-		b, err := int64Col(rec, 0)
-		if err != nil {
-			return err
-		}
-		bounds = append(bounds, b.Int64Values()...)
-		return nil
-	}); err != nil {
+	bounds, err := readInt64s(read, "evidence_13_chunks", []any{measureChunkPairs})
+	if err != nil {
 		return nil, err
 	}
 	// The chunks read their texts from one table of the pairs' rows: each
@@ -396,6 +389,21 @@ func (c *chunk) measure(th Thresholds, common map[string]map[uint64]bool, b *bat
 		b.row()
 	}
 	return strong
+}
+
+// readInt64s reads, with read, the first column (BIGINT) of every row the
+// query name returns.
+func readInt64s(read func(string, []any, func(arrow.RecordBatch) error) error, name string, args []any) ([]int64, error) {
+	var out []int64
+	err := read(name, args, func(rec arrow.RecordBatch) error {
+		c, err := int64Col(rec, 0)
+		if err != nil {
+			return err
+		}
+		out = append(out, c.Int64Values()...)
+		return nil
+	})
+	return out, err
 }
 
 // readArrow runs the query name on conn and hands f each record batch.
