@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
 	"time"
@@ -34,12 +33,7 @@ var hitSchema = arrow.NewSchema([]arrow.Field{
 // shingles found in the set, once per prompt (text_prompt_hits), are
 // counted by DuckDB.
 func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n int64) error {
-	exec := func(name string) error {
-		if _, err := conn.ExecContext(ctx, queries.Get(name)); err != nil {
-			return fmt.Errorf("textmatch: %s: %w", name, err)
-		}
-		return nil
-	}
+	exec := func(name string, args ...any) error { return execQuery(ctx, conn, name, args...) }
 	read := func(name string, args []any, f func(arrow.RecordBatch) error) error {
 		return readArrow(ctx, conn, name, args, f)
 	}

@@ -56,12 +56,7 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		return nil, fmt.Errorf("textmatch: %w", err)
 	}
 	defer conn.Close()
-	exec := func(name string, args ...any) error {
-		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
-			return fmt.Errorf("textmatch: %s: %w", name, err)
-		}
-		return nil
-	}
+	exec := func(name string, args ...any) error { return execQuery(ctx, conn, name, args...) }
 	// The state of requests and text_indexed, against the one the last
 	// complete update recorded: the same, and nothing is new or stale.
 	if err := exec("evidence_00e_state_now"); err != nil {

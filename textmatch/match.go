@@ -53,8 +53,8 @@ func Prepare(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresh
 	}
 	exec := func(name string, args ...any) error {
 		t := time.Now()
-		if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
-			return fmt.Errorf("textmatch: %s: %w", name, err)
+		if err := execQuery(ctx, conn, name, args...); err != nil {
+			return err
 		}
 		memwatch.Step(ctx, logger, "textmatch step", "query", name, "elapsed", time.Since(t).Round(time.Millisecond))
 		return nil
@@ -137,12 +137,7 @@ func MeasureCandidates(ctx context.Context, conn *sql.Conn, logger *slog.Logger,
 		memwatch.Step(ctx, logger, "textmatch step", "query", name, "elapsed", time.Since(t).Round(time.Millisecond))
 		return err
 	}
-	exec := func(name string) error {
-		if _, err := conn.ExecContext(ctx, queries.Get(name)); err != nil {
-			return fmt.Errorf("textmatch: %s: %w", name, err)
-		}
-		return nil
-	}
+	exec := func(name string, args ...any) error { return execQuery(ctx, conn, name, args...) }
 	bounds, err := readInt64s(read, "evidence_13_chunks", []any{measureChunkPairs})
 	if err != nil {
 		return nil, err
@@ -389,6 +384,14 @@ func (c *chunk) measure(th Thresholds, common map[string]map[uint64]bool, b *bat
 		b.row()
 	}
 	return strong
+}
+
+// execQuery runs the query name on conn.
+func execQuery(ctx context.Context, conn *sql.Conn, name string, args ...any) error {
+	if _, err := conn.ExecContext(ctx, queries.Get(name), args...); err != nil {
+		return fmt.Errorf("textmatch: %s: %w", name, err)
+	}
+	return nil
 }
 
 // readInt64s reads, with read, the first column (BIGINT) of every row the
