@@ -254,15 +254,19 @@ CREATE TABLE IF NOT EXISTS notice_identities (
     value     VARCHAR NOT NULL
 );
 
--- Content-match fingerprints of every logged text (package textmatch): the
--- winnowed 5-word shingle hashes of each prompt (kind 0) and response
--- (kind 1). Never the text. Filled incrementally: text_indexed lists the
--- rows already fingerprinted.
+-- Content-match fingerprints of every logged prompt (package textmatch):
+-- the winnowed 5-word shingle hashes of each prompt. Never the text.
+-- Filled incrementally: text_indexed lists the rows already fingerprinted.
+-- A response is fingerprinted when it is compared (a trigger's, or swept).
 CREATE TABLE IF NOT EXISTS text_fingerprints (
     row_id BIGINT NOT NULL,     -- requests.row_id
-    kind   UTINYINT NOT NULL,   -- 0 prompt, 1 response
+    kind   UTINYINT NOT NULL,   -- 0, a prompt's (1, a response's, in cases of earlier versions)
     hash   BIGINT NOT NULL
 );
+-- Cases of earlier versions kept every response's fingerprints too (kind
+-- 1), which no query reads now. Once they are gone, the statistics of
+-- every row group (kind 0 only) answer this without reading a row.
+DELETE FROM text_fingerprints WHERE kind <> 0;
 -- Cases of earlier versions kept each fingerprint's shingle position,
 -- which no query read (a match is measured on the texts themselves).
 ALTER TABLE text_fingerprints DROP COLUMN IF EXISTS pos;

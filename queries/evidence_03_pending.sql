@@ -1,6 +1,6 @@
--- evidence: the rows whose logged texts are not fingerprinted yet (a temp table the hashing reads in row_id ranges).
+-- evidence: the rows whose logged prompts are not fingerprinted yet (a temp table the hashing reads in row_id ranges; a response is fingerprinted when it is compared, package textmatch).
 CREATE OR REPLACE TEMP TABLE text_pending AS
 SELECT r.row_id
 FROM requests r
 ANTI JOIN text_indexed t ON t.row_id = r.row_id
-WHERE r.prompt_text IS NOT NULL OR r.response_text IS NOT NULL;
+WHERE r.prompt_text IS NOT NULL;

@@ -32,7 +32,7 @@ func TestChunksMeasureAlike(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sweep.WriteCSV(ctx, db, filepath.Join(dir, out)); err != nil {
+		if err := sweep.WriteCSV(ctx, db, nil, filepath.Join(dir, out)); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, out, "sweep.csv"))

@@ -1,7 +1,6 @@
 package textmatch
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -10,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -124,7 +124,7 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 			err = cb.insert(ctx, conn)
 		}
 		st.Rows += int64(cb.rows.rows)
-		st.Fingerprints += int64(cb.fp[0].rows + cb.fp[1].rows)
+		st.Fingerprints += int64(cb.fp.rows)
 		cb.release()
 		if err != nil {
 			return nil, err
@@ -140,7 +140,7 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 	return st, nil
 }
 
-// hashChunk reads the pending texts with row_id in [lo, hi) and returns
+// hashChunk reads the pending prompts with row_id in [lo, hi) and returns
 // their fingerprints as Arrow batches, hashed on every CPU while DuckDB
 // streams the texts. The caller releases them, also on error.
 func hashChunk(ctx context.Context, conn *sql.Conn, lo, hi int64) (*chunkBatches, error) {
@@ -211,50 +211,53 @@ func fanOut[R any](ctx context.Context, conn *sql.Conn, q string, args []any, ne
 }
 
 // hashWorker is one worker's scratch space, and what it learnt of the
-// batches before: how many fingerprints of each kind a row makes, to size
-// the next batch's slices once instead of growing them.
+// batches before: how many fingerprints a text makes, to size the next
+// batch's slices once instead of growing them.
 type hashWorker struct {
 	sh, words []uint64
 	pos       []int32
-	perRow    [2]float64 // prompt fingerprints, response fingerprints
+	perRow    float64
 }
 
-// hash fingerprints one batch of texts (row_id, row_hash, prompt, response).
+// hash fingerprints one batch of pending prompts (row_id, row_hash, prompt).
 func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
 	ids, e1 := int64Col(rec, 0)
 	hashes, e2 := uint64Col(rec, 1)
 	pt, e3 := stringCol(rec, 2)
-	rt, e4 := stringCol(rec, 3)
-	if err := errors.Join(e1, e2, e3, e4); err != nil {
+	if err := errors.Join(e1, e2, e3); err != nil {
 		return nil, err
 	}
-	n := int(rec.NumRows())
-	res := &hashed{}
-	for k := range res.fp {
-		res.fp[k].make(int(hw.perRow[k]*float64(n)*1.2) + 16)
-	}
-	res.row, res.rowHash = make([]int64, 0, n), make([]uint64, 0, n)
+	return &hashed{
+		fp:      hw.fingerprint(ids, pt),
+		row:     slices.Clone(ids.Int64Values()),
+		rowHash: slices.Clone(hashes.Uint64Values()),
+	}, nil
+}
+
+// fingerprint returns the fingerprints of every text of col that is not
+// NULL, with the row_id of ids beside it: the hashes at the positions
+// Winnow picks of the text's shingles, in order (a hash picked twice is
+// there twice).
+func (hw *hashWorker) fingerprint(ids *array.Int64, col stringColumn) fingerprints {
+	n := ids.Len()
+	var f fingerprints
+	f.make(int(hw.perRow*float64(n)*1.2) + 16)
 	for i := 0; i < n; i++ {
-		id := ids.Value(i)
-		for kind, col := range []stringColumn{pt, rt} {
-			if col.IsNull(i) {
-				continue
-			}
-			hw.sh, hw.words = Shingles(col.Value(i), hw.sh[:0], hw.words)
-			hw.pos = Winnow(hw.sh, hw.pos[:0])
-			f := &res.fp[kind]
-			for _, p := range hw.pos {
-				f.row = append(f.row, id)
-				f.hash = append(f.hash, int64(hw.sh[p]))
-			}
+		if col.IsNull(i) {
+			continue
 		}
-		res.row = append(res.row, id)
-		res.rowHash = append(res.rowHash, hashes.Value(i))
+		hw.sh, hw.words = Shingles(col.Value(i), hw.sh[:0], hw.words)
+		hw.pos = Winnow(hw.sh, hw.pos[:0])
+		id := ids.Value(i)
+		for _, p := range hw.pos {
+			f.row = append(f.row, id)
+			f.hash = append(f.hash, int64(hw.sh[p]))
+		}
 	}
 	if n > 0 {
-		hw.perRow = [2]float64{float64(len(res.fp[0].row)) / float64(n), float64(len(res.fp[1].row)) / float64(n)}
+		hw.perRow = float64(len(f.row)) / float64(n)
 	}
-	return res, nil
+	return f
 }
 
 // distinct is a set of shingle hashes, emptied for each text without
@@ -307,16 +310,15 @@ var (
 	}, nil)
 )
 
-// hashed is what a worker made of one batch of texts, column by column:
-// fingerprints (prompts', then responses'), fingerprinted rows.
+// hashed is what a worker made of one batch of prompts, column by column:
+// their fingerprints, the fingerprinted rows.
 type hashed struct {
-	fp      [2]fingerprints
+	fp      fingerprints
 	row     []int64
 	rowHash []uint64
 }
 
-// fingerprints are one kind's fingerprints, column by column (the kind is
-// their index in hashed.fp).
+// fingerprints are texts' fingerprints, column by column.
 type fingerprints struct {
 	row  []int64
 	hash []int64
@@ -326,11 +328,11 @@ func (f *fingerprints) make(n int) {
 	f.row, f.hash = make([]int64, 0, n), make([]int64, 0, n)
 }
 
-// chunkBatches are one chunk's fingerprints (by kind) and fingerprinted
-// rows as Arrow batches over the workers' own slices (no copy: the slices
-// are the batches' buffers, held until release).
+// chunkBatches are one chunk's fingerprints and fingerprinted rows as
+// Arrow batches over the workers' own slices (no copy: the slices are the
+// batches' buffers, held until release).
 type chunkBatches struct {
-	fp   [2]tableBatches
+	fp   tableBatches
 	rows tableBatches
 }
 
@@ -348,10 +350,9 @@ func (t *tableBatches) add(schema *arrow.Schema, n int, cols ...arrow.Array) {
 }
 
 func (cb *chunkBatches) add(r *hashed) {
-	for k, f := range r.fp {
-		kind := bytes.Repeat([]byte{byte(k)}, len(f.row))
-		cb.fp[k].add(fingerprintSchema, len(f.row), int64Array(f.row), uint8Array(kind), int64Array(f.hash))
-	}
+	// kind 0, a prompt's: the only kind stored (casedb/schema.sql).
+	kind := make([]byte, len(r.fp.row))
+	cb.fp.add(fingerprintSchema, len(r.fp.row), int64Array(r.fp.row), uint8Array(kind), int64Array(r.fp.hash))
 	cb.rows.add(indexedSchema, len(r.row), int64Array(r.row), uint64Array(r.rowHash))
 }
 
@@ -376,7 +377,7 @@ func fixedArray(t arrow.DataType, n int, b []byte) arrow.Array {
 }
 
 func (cb *chunkBatches) release() {
-	for _, t := range []*tableBatches{&cb.fp[0], &cb.fp[1], &cb.rows} {
+	for _, t := range []*tableBatches{&cb.fp, &cb.rows} {
 		t.release()
 	}
 }
@@ -389,17 +390,13 @@ func (t *tableBatches) release() {
 }
 
 // insert adds the chunk's fingerprints and the rows they cover in one
-// transaction: a crash leaves no row half fingerprinted. The prompts'
-// fingerprints go in before the responses': each kind then fills row
-// groups of its own, and a scan of one kind (every query reads one) skips
-// the other's on their statistics.
+// transaction: a crash leaves no row half fingerprinted.
 func (cb *chunkBatches) insert(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("textmatch: begin: %w", err)
 	}
 	err := registerAndRun(ctx, conn, []view{
-		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp[0].recs},
-		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp[1].recs},
+		{"arrow_text_fingerprints", "evidence_04_insert_fingerprints", "evidence_04b_drop_fingerprints_view", fingerprintSchema, cb.fp.recs},
 		{"arrow_text_indexed", "evidence_05_insert_indexed", "evidence_05b_drop_indexed_view", indexedSchema, cb.rows.recs},
 	})
 	if err != nil {

@@ -48,9 +48,12 @@ FROM (VALUES `
 		}
 		return n
 	}
+	// Row 6 has a response and no prompt: a response is fingerprinted
+	// when it is compared, not in the index.
 	const first = `(1, 'the quick brown fox jumps over the lazy dog again', NULL),
-	(2, NULL, 'a response with enough words to hold a shingle or two'),
-	(3, NULL, NULL)`
+	(2, 'a prompt of its own beside the response it was given', 'a response with enough words to hold a shingle or two'),
+	(3, NULL, NULL),
+	(6, NULL, 'a response alone with enough words to hold a shingle')`
 	db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +122,9 @@ FROM (VALUES `
 	for _, q := range []string{"DELETE FROM text_fingerprints", "DELETE FROM text_indexed", "DELETE FROM text_index_state"} {
 		exec(db, q)
 	}
-	withText := count(db, "SELECT count(*) FROM requests WHERE prompt_text IS NOT NULL OR response_text IS NOT NULL")
+	withText := count(db, "SELECT count(*) FROM requests WHERE prompt_text IS NOT NULL")
 	if st := update(db, false); st.Rows != withText || withText != 2 {
-		t.Errorf("fingerprinting again: %d rows, %d with text, want 2", st.Rows, withText)
+		t.Errorf("fingerprinting again: %d rows, %d with a prompt, want 2", st.Rows, withText)
 	}
 	if all := sums(); !slices.Equal(inc, all) {
 		t.Errorf("incremental updates left %v, one update %v", inc, all)
@@ -150,11 +153,11 @@ func tableSums(t *testing.T, db *sql.DB, tables ...string) []string {
 	return out
 }
 
-// TestFingerprintsStoredByKind: each chunk's prompt fingerprints are stored
-// before its response fingerprints, so the table holds runs of one kind (a
-// scan of one kind skips the other's row groups), and the fingerprints are
-// the same as those computed text by text.
-func TestFingerprintsStoredByKind(t *testing.T) {
+// TestFingerprintsOfPromptsAndResponses: the index stores each prompt's
+// fingerprints (kind 0) and no response's; Prepare hashes the responses
+// it compares, a range of rows at a time; both are the fingerprints
+// computed text by text, each as often as Winnow keeps it.
+func TestFingerprintsOfPromptsAndResponses(t *testing.T) {
 	ctx := context.Background()
 	defer func(n int64) { *textmatch.ChunkRows = n }(*textmatch.ChunkRows)
 	*textmatch.ChunkRows = 10
@@ -163,9 +166,13 @@ func TestFingerprintsStoredByKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	// 40 rows with a prompt and a response each: 4 chunks.
-	const rows = 40
+	// 40 rows with a prompt and a response each (4 chunks of 10), and 5
+	// with a response only.
+	const rows = 45
 	prompt := func(i int) string {
+		if i > 40 {
+			return ""
+		}
 		return "please summarise the quarterly figures of unit " + strconv.Itoa(i) + " for the board meeting next week"
 	}
 	response := func(i int) string {
@@ -173,58 +180,85 @@ func TestFingerprintsStoredByKind(t *testing.T) {
 	}
 	for i := 1; i <= rows; i++ {
 		if _, err := db.ExecContext(ctx, `INSERT INTO requests (row_id, request_id, ts, tenant_id, model, prompt_tokens, prompt_text, response_text, row_hash, file_id, line)
-VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, ?, ?, ?, 1, ?)`, i, i, prompt(i), response(i), i, i); err != nil {
+VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, nullif(?, ''), ?, ?, 1, ?)`, i, i, prompt(i), response(i), i, i); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := textmatch.Update(ctx, db, nil); err != nil {
 		t.Fatal(err)
 	}
-	var runs int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (
-    SELECT kind, lag(kind) OVER (ORDER BY rowid) AS prev FROM text_fingerprints
-) WHERE prev IS NULL OR kind <> prev`).Scan(&runs); err != nil {
-		t.Fatal(err)
-	}
-	if runs > 2*rows/10 {
-		t.Errorf("text_fingerprints holds %d runs of one kind, want at most %d (prompts then responses, chunk by chunk)", runs, 2*rows/10)
-	}
-	// The stored fingerprints are those of each text, whatever the order.
-	got := map[[3]int64]int{}
-	r, err := db.QueryContext(ctx, "SELECT row_id, kind, hash FROM text_fingerprints")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r.Next() {
-		var id, kind, h int64
-		if err := r.Scan(&id, &kind, &h); err != nil {
+	read := func(conn interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}, q string) map[[2]int64]int {
+		t.Helper()
+		got := map[[2]int64]int{}
+		r, err := conn.QueryContext(ctx, q)
+		if err != nil {
 			t.Fatal(err)
 		}
-		got[[3]int64{id, kind, h}]++
+		defer r.Close()
+		for r.Next() {
+			var id, h int64
+			if err := r.Scan(&id, &h); err != nil {
+				t.Fatal(err)
+			}
+			got[[2]int64{id, h}]++
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return got
 	}
-	r.Close()
-	want := map[[3]int64]int{}
-	for i := 1; i <= rows; i++ {
-		for kind, text := range []string{prompt(i), response(i)} {
-			sh, _ := textmatch.Shingles(text, nil, nil)
+	want := func(text func(int) string) map[[2]int64]int {
+		w := map[[2]int64]int{}
+		for i := 1; i <= rows; i++ {
+			if text(i) == "" {
+				continue
+			}
+			sh, _ := textmatch.Shingles(text(i), nil, nil)
 			for _, p := range textmatch.Winnow(sh, nil) {
-				want[[3]int64{int64(i), int64(kind), int64(sh[p])}]++
+				w[[2]int64{int64(i), int64(sh[p])}]++
+			}
+		}
+		return w
+	}
+	same := func(what string, got, want map[[2]int64]int) {
+		t.Helper()
+		if len(want) == 0 || len(got) != len(want) {
+			t.Fatalf("%s: %d distinct fingerprints, want %d", what, len(got), len(want))
+		}
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%s: fingerprint %v %d times, want %d", what, k, got[k], n)
 			}
 		}
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d distinct fingerprints stored, want %d", len(got), len(want))
+	var other int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM text_fingerprints WHERE kind <> 0").Scan(&other); err != nil || other != 0 {
+		t.Errorf("text_fingerprints holds %d fingerprints of another kind than a prompt's (%v)", other, err)
 	}
-	for k, n := range want {
-		if got[k] != n {
-			t.Errorf("fingerprint %v stored %d times, want %d", k, got[k], n)
-		}
+	same("prompts", read(db, "SELECT row_id, hash FROM text_fingerprints"), want(prompt))
+
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer conn.Close()
+	// Every response, one of them twice (the sweep's list may repeat one).
+	if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE text_responses AS
+SELECT row_id FROM requests UNION ALL SELECT 3`); err != nil {
+		t.Fatal(err)
+	}
+	if err := textmatch.Prepare(ctx, conn, nil, textmatch.Thresholds{CommonTenants: 3}); err != nil {
+		t.Fatal(err)
+	}
+	same("responses", read(conn, "SELECT row_id, hash FROM text_resp_fps"), want(response))
 }
 
 // TestOldCaseMigrates: a case fingerprinted by an earlier version (each
-// fingerprint's position, every prompt shingle kept) loses both when it is
-// opened, keeps its fingerprints, and is up to date at the next update.
+// fingerprint's position, every prompt shingle kept, every response's
+// fingerprints) loses all three when it is opened, keeps its prompts'
+// fingerprints, and is up to date at the next update.
 func TestOldCaseMigrates(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "case.duckdb")
@@ -245,6 +279,7 @@ VALUES (1, 'r1', TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, 'the quick 
 		"ALTER TABLE text_fingerprints ADD COLUMN pos INTEGER DEFAULT 0",
 		"CREATE TABLE text_prompt_shingles (row_id BIGINT NOT NULL, hash BIGINT NOT NULL)",
 		"INSERT INTO text_prompt_shingles SELECT row_id, hash FROM text_fingerprints",
+		"INSERT INTO text_fingerprints (row_id, kind, hash) SELECT row_id, 1, hash + 1 FROM text_fingerprints",
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -27,7 +27,8 @@ import (
 // steps share temporary tables):
 //
 //  1. fill the temp table text_responses(row_id) with the responses;
-//  2. Prepare: their fingerprints (text_resp_fps), a lower bound of how
+//  2. Prepare: their fingerprints (text_resp_fps, hashed from their texts
+//     now: the case keeps the prompts' only), a lower bound of how
 //     many tenants' prompts hold each (text_spec, counted on fingerprints,
 //     kept when 2 or more; memoised in text_spec_memo), and those that can
 //     carry weight (text_rare_fps);
@@ -62,7 +63,12 @@ func Prepare(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresh
 	if err := errors.Join(exec("evidence_06_params_table"), exec("evidence_07_params", th.CommonTenants)); err != nil {
 		return err
 	}
-	if err := exec("evidence_10_resp_fps"); err != nil {
+	t := time.Now()
+	if err := responseFingerprints(ctx, conn); err != nil {
+		return err
+	}
+	memwatch.Step(ctx, logger, "textmatch step", "step", "response fingerprints", "elapsed", time.Since(t).Round(time.Millisecond))
+	if err := errors.Join(exec("evidence_10_resp_fps"), exec("evidence_10b_drop_resp_hashes")); err != nil {
 		return err
 	}
 	var known bool
@@ -92,6 +98,59 @@ func Prepare(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresh
 	}
 	return exec("evidence_12_rare_fps")
 }
+
+// responseFingerprints fills the temp table text_resp_hashes with the
+// fingerprints of the responses to compare (text_responses), hashed from
+// their texts a range of rows at a time, as Update hashes the prompts.
+// The case keeps the prompts' fingerprints only: a response is compared
+// only as a trigger's or in a sweep, and storing every response's cost
+// two fifths of the fingerprinting of a first analysis.
+func responseFingerprints(ctx context.Context, conn *sql.Conn) error {
+	if err := execQuery(ctx, conn, "evidence_09c_resp_hashes_table"); err != nil {
+		return err
+	}
+	read := func(name string, args []any, f func(rec arrow.RecordBatch) error) error {
+		return readArrow(ctx, conn, name, args, f)
+	}
+	bounds, err := readInt64s(read, "evidence_09d_resp_bounds", []any{chunkRows})
+	if err != nil {
+		return err
+	}
+	for i, lo := range bounds {
+		hi := int64(math.MaxInt64)
+		if i+1 < len(bounds) {
+			hi = bounds[i+1]
+		}
+		var fps tableBatches
+		err := fanOut(ctx, conn, "evidence_09e_resp_texts", []any{lo, hi}, func() func(arrow.RecordBatch) (fingerprints, error) {
+			var hw hashWorker
+			return func(rec arrow.RecordBatch) (fingerprints, error) {
+				ids, e1 := int64Col(rec, 0)
+				rt, e2 := stringCol(rec, 1)
+				if err := errors.Join(e1, e2); err != nil {
+					return fingerprints{}, err
+				}
+				return hw.fingerprint(ids, rt), nil
+			}
+		}, func(f fingerprints) {
+			fps.add(respHashSchema, len(f.row), int64Array(f.row), int64Array(f.hash))
+		})
+		if err == nil {
+			err = registerAndRun(ctx, conn, []view{{"arrow_text_resp_hashes", "evidence_09f_insert_resp_hashes",
+				"evidence_09g_drop_resp_hashes_view", respHashSchema, fps.recs}})
+		}
+		fps.release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var respHashSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
 
 // MeasureStats says what Measure did.
 type MeasureStats struct {
