@@ -260,7 +260,7 @@ func TestEmptyCase(t *testing.T) {
 			t.Errorf("%s: summary %+v", model, sum)
 		}
 		dir := t.TempDir()
-		if err := WriteCSV(context.Background(), db, dir); err != nil {
+		if err := WriteCSV(context.Background(), db, nil, dir); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "tenants.csv"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 
 	"github.com/leakmap/leakmap/internal/sheetcsv"
 )
@@ -13,8 +14,8 @@ import (
 // DESIGN.md, a header line, NULL as an empty field. They are meant for
 // spreadsheets: text cells that would run as a formula are neutralised
 // (sheetcsv); numbers and times are written as they are.
-func WriteCSV(ctx context.Context, db *sql.DB, dir string) error {
-	if err := sheetcsv.WriteFolder(ctx, db, dir, outputs); err != nil {
+func WriteCSV(ctx context.Context, db *sql.DB, logger *slog.Logger, dir string) error {
+	if err := sheetcsv.WriteFolder(ctx, db, logger, dir, outputs); err != nil {
 		return fmt.Errorf("analysis: %w", err)
 	}
 	return nil

@@ -28,7 +28,7 @@ func TestCSVGolden(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir()}
 	for _, dir := range dirs {
 		runCase(t, db, inc)
-		if err := WriteCSV(ctx, db, dir); err != nil {
+		if err := WriteCSV(ctx, db, nil, dir); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -142,7 +142,7 @@ func TestOneAffectedRequestPerCall(t *testing.T) {
 			inc := testIncident(t, 681280, 3200000, "  allocator: sorted", "")
 			sum := runCase(t, db, inc)
 			dir := t.TempDir()
-			if err := WriteCSV(context.Background(), db, dir); err != nil {
+			if err := WriteCSV(context.Background(), db, nil, dir); err != nil {
 				t.Fatal(err)
 			}
 			equalLines(t, "affected", affectedEvidence(t, db, dir), tc.want)
@@ -184,7 +184,7 @@ func TestTwoTriggerTests(t *testing.T) {
 	inc := testIncident(t, 1000000, 32000000, "  allocator: sorted", "")
 	sum := runCase(t, db, inc)
 	dir := t.TempDir()
-	if err := WriteCSV(context.Background(), db, dir); err != nil {
+	if err := WriteCSV(context.Background(), db, nil, dir); err != nil {
 		t.Fatal(err)
 	}
 	equalLines(t, "affected", affectedEvidence(t, db, dir), []string{

@@ -52,7 +52,7 @@ func TestSmallMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	if err := WriteCSV(ctx, db, out); err != nil {
+	if err := WriteCSV(ctx, db, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	// What a memory limit could break is the SQL: the triggers and their

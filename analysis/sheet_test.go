@@ -22,7 +22,7 @@ func TestCSVFormulaCellsNeutralised(t *testing.T) {
 	db := newCase(t, rows)
 	runCase(t, db, testIncident(t, 5, 12, "  allocator: lifo", ""))
 	out := t.TempDir()
-	if err := WriteCSV(context.Background(), db, out); err != nil {
+	if err := WriteCSV(context.Background(), db, nil, out); err != nil {
 		t.Fatal(err)
 	}
 	read := func(name string) map[string][]string {

@@ -38,7 +38,7 @@ func analyse(t *testing.T, db *sql.DB, inc *incident.Incident, out string) {
 	if _, err := Run(ctx, db, nil, inc); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteCSV(ctx, db, out); err != nil {
+	if err := WriteCSV(ctx, db, nil, out); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -67,7 +67,7 @@ func TestAgainstSimulation(t *testing.T) {
 					t.Fatal(err)
 				}
 				out := filepath.Join(dir, "out")
-				if err := WriteCSV(ctx, db, out); err != nil {
+				if err := WriteCSV(ctx, db, nil, out); err != nil {
 					t.Fatal(err)
 				}
 				checkAgainstTruth(t, filepath.Join(dir, "truth"), out, noise)

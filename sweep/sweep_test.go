@@ -41,7 +41,7 @@ func TestAgainstSimulation(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "out")
-			if err := WriteCSV(ctx, db, out); err != nil {
+			if err := WriteCSV(ctx, db, nil, out); err != nil {
 				t.Fatal(err)
 			}
 			var got, want []string
@@ -162,14 +162,14 @@ func TestIncremental(t *testing.T) {
 	if s := sweepIt(inc); s.Index.Rows != first || first == 0 {
 		t.Fatalf("first sweep hashed %d rows, %d have text", s.Index.Rows, first)
 	}
-	if err := WriteCSV(ctx, inc, filepath.Join(dir, "inc1")); err != nil {
+	if err := WriteCSV(ctx, inc, nil, filepath.Join(dir, "inc1")); err != nil {
 		t.Fatal(err)
 	}
 	if s := sweepIt(inc); s.Index.Rows != 0 || !s.Index.UpToDate {
 		t.Errorf("second sweep hashed %d rows again (up to date: %v)", s.Index.Rows, s.Index.UpToDate)
 	}
 	// The second sweep reads the tenant counts the first one kept.
-	if err := WriteCSV(ctx, inc, filepath.Join(dir, "inc2")); err != nil {
+	if err := WriteCSV(ctx, inc, nil, filepath.Join(dir, "inc2")); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range Files {
@@ -188,10 +188,10 @@ func TestIncremental(t *testing.T) {
 	load(all, files)
 	sa := sweepIt(all)
 	a, b := filepath.Join(dir, "inc"), filepath.Join(dir, "all")
-	if err := WriteCSV(ctx, inc, a); err != nil {
+	if err := WriteCSV(ctx, inc, nil, a); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteCSV(ctx, all, b); err != nil {
+	if err := WriteCSV(ctx, all, nil, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range Files {

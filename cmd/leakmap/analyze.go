@@ -59,7 +59,7 @@ func runAnalyze(ctx context.Context, g *globalOptions, opts analyzeOptions) erro
 	if err != nil {
 		return err
 	}
-	if err := analysis.WriteCSV(ctx, db, opts.out); err != nil {
+	if err := analysis.WriteCSV(ctx, db, g.logger, opts.out); err != nil {
 		return err
 	}
 	printAnalysisSummary(g.stdout, sum, opts.out)

@@ -131,7 +131,7 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	if s.analysis, err = analysis.Run(ctx, db, g.logger, inc); err != nil {
 		return nil, err
 	}
-	if err := analysis.WriteCSV(ctx, db, opts.out); err != nil {
+	if err := analysis.WriteCSV(ctx, db, g.logger, opts.out); err != nil {
 		return nil, err
 	}
 	printAnalysisSummary(g.stdout, s.analysis, opts.out)
@@ -140,7 +140,7 @@ func runRun(ctx context.Context, g *globalOptions, opts runOptions, logs []strin
 	if s.sweep, err = sweep.Run(ctx, db, g.logger, sweep.Options{Evidence: inc.Contamination.Evidence}); err != nil {
 		return nil, err
 	}
-	if err := sweep.WriteCSV(ctx, db, opts.out); err != nil {
+	if err := sweep.WriteCSV(ctx, db, g.logger, opts.out); err != nil {
 		return nil, err
 	}
 	printSweepSummary(g.stdout, s.sweep, opts.out)

@@ -92,7 +92,7 @@ func runSweep(ctx context.Context, g *globalOptions, opts sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := sweep.WriteCSV(ctx, db, opts.out); err != nil {
+	if err := sweep.WriteCSV(ctx, db, g.logger, opts.out); err != nil {
 		return err
 	}
 	printSweepSummary(g.stdout, sum, opts.out)

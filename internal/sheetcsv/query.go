@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,20 +28,35 @@ const readChunk = 1 << 17
 // table in insertion order): the driver holds a query's whole result in
 // memory, outside DuckDB's memory_limit, and an exposures file has a row
 // per exposure; a temp table spills.
-func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any) (err error) {
+func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any) error {
+	_, err := writeQuery(ctx, db, query, path, args...)
+	return err
+}
+
+// written says what writeQuery did: rows written, and the time the query
+// took (into its temp table) and the writing.
+type written struct {
+	rows         int64
+	query, write time.Duration
+}
+
+func writeQuery(ctx context.Context, db *sql.DB, query, path string, args ...any) (st written, err error) {
+	t0 := time.Now()
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return err
+		return st, err
 	}
 	defer conn.Close()
 	if err := queries.InsertionOrdered(ctx, conn); err != nil {
-		return err
+		return st, err
 	}
 	const table = "leakmap_csv_rows"
 	body := strings.TrimRight(strings.TrimSpace(query), ";")
 	if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE "+table+" AS\n"+body, args...); err != nil {
-		return err
+		return st, err
 	}
+	st.query = time.Since(t0)
+	t1 := time.Now()
 	defer func() {
 		if _, derr := conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+table); err == nil {
 			err = derr
@@ -49,7 +65,7 @@ func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
-		return err
+		return st, err
 	}
 	defer func() {
 		if err != nil {
@@ -58,42 +74,44 @@ func WriteQuery(ctx context.Context, db *sql.DB, query, path string, args ...any
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := NewWriter(bw)
 	// Arrow when every column's type has a formatter (several times
 	// faster than rows.Scan, which boxes every value: 3.3M exposures, 4 s
-	// of CPU); rows.Scan and field otherwise, with the same bytes.
+	// of CPU), formatted on every CPU; rows.Scan and field otherwise, with
+	// the same bytes.
 	viaArrow, err := arrowFormattable(ctx, conn, table)
 	if err != nil {
-		return err
+		return st, err
 	}
 	if viaArrow {
-		err = writeArrow(ctx, conn, table, w)
+		st.rows, err = writeArrow(ctx, conn, table, bw)
 	} else {
-		err = writeScan(ctx, conn, table, w)
+		w := NewWriter(bw)
+		if st.rows, err = writeScan(ctx, conn, table, w); err == nil {
+			w.Flush()
+			err = w.Error()
+		}
 	}
 	if err != nil {
-		return err
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
+		return st, err
 	}
 	if err := bw.Flush(); err != nil {
-		return err
+		return st, err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return st, err
 	}
-	return os.Rename(tmp, path)
+	st.write = time.Since(t1)
+	return st, os.Rename(tmp, path)
 }
 
 // writeScan writes the rows of table through rows.Scan and field, piece by
 // piece in the table's order.
-func writeScan(ctx context.Context, conn *sql.Conn, table string, w *Writer) error {
+func writeScan(ctx context.Context, conn *sql.Conn, table string, w *Writer) (int64, error) {
 	var vals, ptrs []any
 	var rec []string
 	var text []bool
-	return queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
+	var total int64
+	err := queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
 		rows, err := conn.QueryContext(ctx, "SELECT * FROM "+table+" WHERE rowid >= $1 AND rowid < $2", lo, hi)
 		if err != nil {
 			return 0, err
@@ -126,8 +144,10 @@ func writeScan(ctx context.Context, conn *sql.Conn, table string, w *Writer) err
 			}
 			n++
 		}
+		total += n
 		return n, rows.Err()
 	})
+	return total, err
 }
 
 // field formats one value of a query; text reports whether it is text
@@ -161,15 +181,21 @@ func field(v any) (string, bool) {
 type File struct{ Name, Query string }
 
 // WriteFolder writes each file from its query into dir (created if needed),
-// in order, with WriteQuery.
-func WriteFolder(ctx context.Context, db *sql.DB, dir string, files []File) error {
+// in order, with WriteQuery, and logs what each took.
+func WriteFolder(ctx context.Context, db *sql.DB, logger *slog.Logger, dir string, files []File) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output folder: %w", err)
 	}
 	for _, f := range files {
-		if err := WriteQuery(ctx, db, f.Query, filepath.Join(dir, f.Name)); err != nil {
+		st, err := writeQuery(ctx, db, f.Query, filepath.Join(dir, f.Name))
+		if err != nil {
 			return fmt.Errorf("%s: %w", f.Name, err)
 		}
+		logger.Info("wrote csv", "file", f.Name, "rows", st.rows,
+			"query", st.query.Round(time.Millisecond), "write", st.write.Round(time.Millisecond))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -121,17 +122,21 @@ func TestArrowWritesAsScan(t *testing.T) {
 			}
 			var viaScan strings.Builder
 			w := NewWriter(&viaScan)
-			if err := writeScan(ctx, conn, "rows_"+c.name, w); err != nil {
+			scanned, err := writeScan(ctx, conn, "rows_"+c.name, w)
+			if err != nil {
 				t.Fatal(err)
 			}
 			w.Flush()
 			if c.arrow {
+				// Formatted on several workers, written in order.
 				var viaArrow strings.Builder
-				w := NewWriter(&viaArrow)
-				if err := writeArrow(ctx, conn, "rows_"+c.name, w); err != nil {
+				rows, err := writeArrow(ctx, conn, "rows_"+c.name, &viaArrow)
+				if err != nil {
 					t.Fatal(err)
 				}
-				w.Flush()
+				if rows != scanned || rows != int64(n) {
+					t.Fatalf("arrow wrote %d rows, scan %d, want %d", rows, scanned, n)
+				}
 				if viaArrow.String() != viaScan.String() {
 					a, s := strings.Split(viaArrow.String(), "\n"), strings.Split(viaScan.String(), "\n")
 					for i := range min(len(a), len(s)) {
@@ -158,5 +163,42 @@ func TestArrowWritesAsScan(t *testing.T) {
 				t.Fatalf("WriteQuery wrote %d bytes unlike rows.Scan's %d", len(b), viaScan.Len())
 			}
 		})
+	}
+}
+
+// failingWriter fails every write once it has taken limit bytes.
+type failingWriter struct{ n, limit int }
+
+func (f *failingWriter) Write(b []byte) (int, error) {
+	if f.n+len(b) > f.limit {
+		return 0, errors.New("disk full")
+	}
+	f.n += len(b)
+	return len(b), nil
+}
+
+// TestArrowWriteErrorStops: a write that fails midway (a full disk) stops
+// the reading and the workers and is the error returned, whichever batch
+// it meets; none of them is left blocked.
+func TestArrowWriteErrorStops(t *testing.T) {
+	ctx := context.Background()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "CREATE TEMP TABLE rows_big AS SELECT i AS n, 'row ' || i AS label FROM range("+strconv.Itoa(3*readChunk)+") t(i)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{0, 10, 100_000, 3_000_000} {
+		_, err := writeArrow(ctx, conn, "rows_big", &failingWriter{limit: limit})
+		if err == nil || err.Error() != "disk full" {
+			t.Errorf("limit %d: %v, want the writer's error", limit, err)
+		}
 	}
 }
