@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -45,6 +46,19 @@ func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n 
 	for _, h := range hashes {
 		set.add(uint64(h))
 	}
+	var models []string
+	if err := read("evidence_14c1c2_shared_new_models", nil, func(rec arrow.RecordBatch) error {
+		c, err := stringCol(rec, 0)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < c.Len(); i++ {
+			models = append(models, strings.Clone(c.Value(i))) // the batch is released after this call
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	if err := exec("evidence_14c1d_hits_table"); err != nil {
 		return err
 	}
@@ -61,7 +75,7 @@ func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n 
 			hi = bounds[i+1]
 		}
 		var tb tableBatches
-		err := fanOut(ctx, conn, "evidence_14c1f_prompt_texts", []any{lo, hi}, func() func(arrow.RecordBatch) (*hitList, error) {
+		err := fanOut(ctx, conn, "evidence_14c1f_prompt_texts", []any{lo, hi, models}, func() func(arrow.RecordBatch) (*hitList, error) {
 			w := &hitWorker{set: set}
 			return w.hits
 		}, func(h *hitList) {
