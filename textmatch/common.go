@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
-	"math"
 	"strings"
 	"time"
 
@@ -69,11 +68,8 @@ func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n 
 	}
 	var hits int64
 	t := time.Now()
-	for i, lo := range bounds {
-		hi := int64(math.MaxInt64)
-		if i+1 < len(bounds) {
-			hi = bounds[i+1]
-		}
+	for i := range bounds {
+		lo, hi := rangeAt(bounds, i)
 		var tb tableBatches
 		err := fanOut(ctx, conn, "evidence_14c1f_prompt_texts", []any{lo, hi, models}, func() func(arrow.RecordBatch) (*hitList, error) {
 			w := &hitWorker{set: set}

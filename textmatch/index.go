@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -97,28 +96,14 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		return nil, err
 	}
 	defer conn.ExecContext(context.Background(), queries.Get("evidence_17_drop_temp"))
-	var bounds []int64
-	rows, err := conn.QueryContext(ctx, queries.Get("evidence_08_pending_bounds"), chunkRows)
+	bounds, err := readInt64s(func(name string, args []any, f func(arrow.RecordBatch) error) error {
+		return readArrow(ctx, conn, name, args, f)
+	}, "evidence_08_pending_bounds", []any{chunkRows})
 	if err != nil {
-		return nil, fmt.Errorf("textmatch: evidence_08_pending_bounds: %w", err)
+		return nil, err
 	}
-	for rows.Next() {
-		var b int64
-		if err := rows.Scan(&b); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("textmatch: evidence_08_pending_bounds: %w", err)
-		}
-		bounds = append(bounds, b)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("textmatch: evidence_08_pending_bounds: %w", err)
-	}
-	for i, lo := range bounds {
-		hi := int64(math.MaxInt64)
-		if i+1 < len(bounds) {
-			hi = bounds[i+1]
-		}
+	for i := range bounds {
+		lo, hi := rangeAt(bounds, i)
 		cb, err := hashChunk(ctx, conn, lo, hi)
 		if err == nil {
 			err = cb.insert(ctx, conn)

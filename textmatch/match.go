@@ -116,11 +116,8 @@ func responseFingerprints(ctx context.Context, conn *sql.Conn) error {
 	if err != nil {
 		return err
 	}
-	for i, lo := range bounds {
-		hi := int64(math.MaxInt64)
-		if i+1 < len(bounds) {
-			hi = bounds[i+1]
-		}
+	for i := range bounds {
+		lo, hi := rangeAt(bounds, i)
 		var fps tableBatches
 		err := fanOut(ctx, conn, "evidence_09e_resp_texts", []any{lo, hi}, func() func(arrow.RecordBatch) (fingerprints, error) {
 			var hw hashWorker
@@ -214,10 +211,8 @@ func MeasureCandidates(ctx context.Context, conn *sql.Conn, logger *slog.Logger,
 	}
 	defer conn.ExecContext(context.Background(), queries.Get("evidence_16c_drop_texts_table"))
 	chunkAt := func(i int) (*chunk, error) {
-		c := &chunk{lo: bounds[i], hi: math.MaxInt64}
-		if i+1 < len(bounds) {
-			c.hi = bounds[i+1]
-		}
+		c := &chunk{}
+		c.lo, c.hi = rangeAt(bounds, i)
 		return c, c.load(read)
 	}
 
@@ -451,6 +446,16 @@ func execQuery(ctx context.Context, conn *sql.Conn, name string, args ...any) er
 		return fmt.Errorf("textmatch: %s: %w", name, err)
 	}
 	return nil
+}
+
+// rangeAt is the i-th range of rows that bounds cut (each query of bounds
+// gives the first row_id of every range): [bounds[i], bounds[i+1]), the
+// last one open-ended.
+func rangeAt(bounds []int64, i int) (lo, hi int64) {
+	if i+1 < len(bounds) {
+		return bounds[i], bounds[i+1]
+	}
+	return bounds[i], math.MaxInt64
 }
 
 // readInt64s reads, with read, the first column (BIGINT) of every row the
