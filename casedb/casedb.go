@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/leakmap/leakmap/queries"
 )
 
 //go:embed schema.sql
@@ -135,12 +137,50 @@ func ParseSize(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
-// ApplySchema creates every table of the case schema that is missing.
+// ApplySchema creates every table of the case schema that is missing, and
+// brings a case of an earlier version to this one's layout.
 func ApplySchema(ctx context.Context, db *sql.DB) error {
+	var unsorted bool
+	if err := db.QueryRowContext(ctx, queries.Get("casedb_exposures_0_unsorted")).Scan(&unsorted); err != nil {
+		return fmt.Errorf("case schema: %w", err)
+	}
+	// Sorted before the schema creates the marker: a sort that fails is
+	// tried again at the next open.
+	if unsorted {
+		if err := sortExposures(ctx, db); err != nil {
+			return err
+		}
+	}
 	for _, stmt := range splitStatements(schemaSQL) {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("case schema: %w", err)
 		}
+	}
+	return nil
+}
+
+// sortExposures stores the exposures of a case of an earlier version in
+// exposures.csv's order, once, as analysis_14 inserts them now (the
+// outputs read them without a sort). One transaction on one connection:
+// the sorted copy is a temp table.
+func sortExposures(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("case schema: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("case schema: %w", err)
+	}
+	defer tx.Rollback()
+	for _, name := range []string{"casedb_exposures_1_sorted", "casedb_exposures_2_clear", "casedb_exposures_3_insert", "casedb_exposures_4_drop"} {
+		if _, err := tx.ExecContext(ctx, queries.Get(name)); err != nil {
+			return fmt.Errorf("case schema: sort the exposures of an earlier version: %s: %w", name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("case schema: sort the exposures of an earlier version: %w", err)
 	}
 	return nil
 }

@@ -228,3 +228,67 @@ func TestRFC3339Macro(t *testing.T) {
 		t.Errorf("rfc3339(NULL) = %v, %v; want NULL", null, err)
 	}
 }
+
+// TestOldCaseExposuresSorted: a case of an earlier version (exposures
+// stored in any order, no exposures_in_order table) has its exposures in
+// exposures.csv's order once it is opened, whatever the number of row
+// groups; a case of this version is not sorted again when it is reopened
+// (its exposures are stored as analysis_14 inserted them).
+func TestOldCaseExposuresSorted(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "case.duckdb")
+	const n = 300_000 // three row groups
+	// Shuffled rows with ties on the trigger's time and id, so that every
+	// key of the order decides some pairs.
+	insert := `INSERT INTO exposures
+SELECT 's' || (hash(i) % 1000), 't' || (i % 7), hash(i * 3) % 100000, i % 5, 'st', 'rt',
+       TIMESTAMPTZ '2026-09-01 00:00:00+00', TIMESTAMPTZ '2026-09-01 00:00:00+00' + to_seconds(i % 11),
+       'possible', 3, false, 'e' || i
+FROM range(` + "300000" + `) r(i) ORDER BY hash(i + 1)`
+	order := func(db *sql.DB) (sorted, insertion bool) {
+		t.Helper()
+		q := `SELECT bool_and(rn = pos), bool_and(rid = pos)
+FROM (SELECT row_number() OVER (ORDER BY trigger_ts, trigger_request_id, source_request_id, trigger_row_id, source_row_id) AS rn,
+             row_number() OVER () AS pos, row_number() OVER (ORDER BY rowid) AS rid FROM exposures)`
+		if err := db.QueryRowContext(ctx, q).Scan(&sorted, &insertion); err != nil {
+			t.Fatal(err)
+		}
+		return sorted, insertion
+	}
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{insert, "DROP TABLE exposures_in_order"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if sorted, _ := order(db); sorted {
+		t.Fatal("the shuffled exposures are already in order: the test proves nothing")
+	}
+	db.Close()
+	for i, wantSorted := range []bool{true, false} {
+		if db, err = Open(ctx, path); err != nil {
+			t.Fatal(err)
+		}
+		var count int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM exposures").Scan(&count); err != nil {
+			t.Fatal(err)
+		}
+		if sorted, insertion := order(db); sorted != wantSorted || !insertion || count != n {
+			t.Errorf("open %d: exposures sorted %v (want %v), in rowid order %v, %d rows (want %d)", i+1, sorted, wantSorted, insertion, count, n)
+		}
+		if i == 0 {
+			// Rows a version that keeps the marker stored out of order
+			// stay as they are.
+			if _, err := db.ExecContext(ctx, "DELETE FROM exposures"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.ExecContext(ctx, insert); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+	}
+}

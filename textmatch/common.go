@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -34,9 +35,7 @@ var hitSchema = arrow.NewSchema([]arrow.Field{
 // counted by DuckDB.
 func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n int64) error {
 	exec := func(name string, args ...any) error { return execQuery(ctx, conn, name, args...) }
-	read := func(name string, args []any, f func(arrow.RecordBatch) error) error {
-		return readArrow(ctx, conn, name, args, f)
-	}
+	read := arrowReader(ctx, conn)
 	hashes, err := readInt64s(read, "evidence_14c1c_shared_new_hashes", nil)
 	if err != nil {
 		return err
@@ -88,6 +87,11 @@ func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n 
 	}
 	memwatch.Step(ctx, logger, "textmatch step", "step", "prompts read again for the shared shingles", "ranges", len(bounds),
 		"shingles", n, "hits", hits, "elapsed", time.Since(t).Round(time.Millisecond))
+	// The set (a quarter of a GiB at 100M requests) is garbage now: hand
+	// it back to the OS before DuckDB's count, the step that peaks, or the
+	// process holds both.
+	set, hashes = nil, nil
+	debug.FreeOSMemory()
 	t = time.Now()
 	if err := exec("evidence_14c2_count_new"); err != nil {
 		return err

@@ -96,9 +96,7 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		return nil, err
 	}
 	defer conn.ExecContext(context.Background(), queries.Get("evidence_17_drop_temp"))
-	bounds, err := readInt64s(func(name string, args []any, f func(arrow.RecordBatch) error) error {
-		return readArrow(ctx, conn, name, args, f)
-	}, "evidence_08_pending_bounds", []any{chunkRows})
+	bounds, err := readInt64s(arrowReader(ctx, conn), "evidence_08_pending_bounds", []any{chunkRows})
 	if err != nil {
 		return nil, err
 	}

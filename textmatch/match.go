@@ -109,9 +109,7 @@ func responseFingerprints(ctx context.Context, conn *sql.Conn) error {
 	if err := execQuery(ctx, conn, "evidence_09c_resp_hashes_table"); err != nil {
 		return err
 	}
-	read := func(name string, args []any, f func(rec arrow.RecordBatch) error) error {
-		return readArrow(ctx, conn, name, args, f)
-	}
+	read := arrowReader(ctx, conn)
 	bounds, err := readInt64s(read, "evidence_09d_resp_bounds", []any{chunkRows})
 	if err != nil {
 		return err
@@ -187,9 +185,10 @@ type respText struct {
 // (one chunk, as on most cases, is read once).
 func MeasureCandidates(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresholds) (*MeasureStats, error) {
 	st := &MeasureStats{}
+	readConn := arrowReader(ctx, conn)
 	read := func(name string, args []any, f func(rec arrow.RecordBatch) error) error {
 		t := time.Now()
-		err := readArrow(ctx, conn, name, args, f)
+		err := readConn(name, args, f)
 		memwatch.Step(ctx, logger, "textmatch step", "query", name, "elapsed", time.Since(t).Round(time.Millisecond))
 		return err
 	}
@@ -314,7 +313,7 @@ var matchSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 // load reads the chunk's pairs, in order, and hashes their texts.
-func (c *chunk) load(read func(string, []any, func(arrow.RecordBatch) error) error) error {
+func (c *chunk) load(read readFunc) error {
 	args := []any{c.lo, c.hi}
 	if err := read("evidence_15_candidates", args, func(rec arrow.RecordBatch) error {
 		a, e1 := int64Col(rec, 0)
@@ -458,9 +457,19 @@ func rangeAt(bounds []int64, i int) (lo, hi int64) {
 	return bounds[i], math.MaxInt64
 }
 
+// readFunc runs the query name with args and hands f each record batch.
+type readFunc func(name string, args []any, f func(arrow.RecordBatch) error) error
+
+// arrowReader is the readFunc of readArrow on conn.
+func arrowReader(ctx context.Context, conn *sql.Conn) readFunc {
+	return func(name string, args []any, f func(arrow.RecordBatch) error) error {
+		return readArrow(ctx, conn, name, args, f)
+	}
+}
+
 // readInt64s reads, with read, the first column (BIGINT) of every row the
 // query name returns.
-func readInt64s(read func(string, []any, func(arrow.RecordBatch) error) error, name string, args []any) ([]int64, error) {
+func readInt64s(read readFunc, name string, args []any) ([]int64, error) {
 	var out []int64
 	err := read(name, args, func(rec arrow.RecordBatch) error {
 		c, err := int64Col(rec, 0)
