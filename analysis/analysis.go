@@ -255,7 +255,7 @@ func rawExec(ctx context.Context, dc any, name string) error {
 // outputs names each CSV file and the query that writes it.
 var outputs = []sheetcsv.File{
 	{Name: "affected_requests.csv", Query: queries.Get("out_affected_requests")},
-	{Name: "exposures.csv", Query: queries.Get("out_exposures")},
+	{Name: "exposures.csv", Query: queries.Get("out_exposures"), Table: "exposures"}, // in its stored order: read straight from it
 	{Name: "tenants.csv", Query: queries.Get("out_tenants")},
 	{Name: "trigger_disagreements.csv", Query: queries.Get("out_trigger_disagreements")},
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/incident"
-	"github.com/leakmap/leakmap/queries"
 )
 
 // arrowFormat writes row i of an Arrow column as field writes the value
@@ -70,12 +69,12 @@ func arrowType(t arrow.DataType) bool {
 	return false
 }
 
-// arrowFormattable reports whether every column of table has a type
-// arrowFormat covers.
-func arrowFormattable(ctx context.Context, conn *sql.Conn, table string) (bool, error) {
+// arrowFormattable reports whether every column of the rows of schema (a
+// query that returns none) has a type arrowFormat covers.
+func arrowFormattable(ctx context.Context, conn *sql.Conn, schema string) (bool, error) {
 	ok := true
 	err := casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
-		rr, err := ar.QueryContext(ctx, "SELECT * FROM "+table+" LIMIT 0")
+		rr, err := ar.QueryContext(ctx, schema)
 		if err != nil {
 			return err
 		}
@@ -88,13 +87,13 @@ func arrowFormattable(ctx context.Context, conn *sql.Conn, table string) (bool, 
 	return ok, err
 }
 
-// writeArrow writes the rows of table to out through the driver's Arrow
-// API, piece by piece in the table's order, and returns how many. Each
+// writeArrow writes the rows of src to out through the driver's Arrow
+// API, piece by piece in order, and returns how many. Each
 // record batch is formatted on one of GOMAXPROCS workers, into bytes of
 // its own (a CSV record's bytes depend on that record alone), and the
 // bytes are written in the batches' order: formatting is most of the
 // cost of a big file (45M exposures at 100M requests).
-func writeArrow(ctx context.Context, conn *sql.Conn, table string, out io.Writer) (int64, error) {
+func writeArrow(ctx context.Context, conn *sql.Conn, src source, out io.Writer) (int64, error) {
 	type job struct {
 		rec  arrow.RecordBatch
 		done chan formatted
@@ -146,8 +145,8 @@ func writeArrow(ctx context.Context, conn *sql.Conn, table string, out io.Writer
 	var total int64
 	header := false
 	rerr := casedb.WithArrow(conn, func(ar *duckdb.Arrow, _ driver.Conn) error {
-		return queries.Pieces(readChunk, func(lo, hi int64) (int64, error) {
-			rr, err := ar.QueryContext(ctx, "SELECT * FROM "+table+" WHERE rowid >= $1 AND rowid < $2", lo, hi)
+		return src.each(func(lo, hi int64) (int64, error) {
+			rr, err := ar.QueryContext(ctx, src.piece, lo, hi)
 			if err != nil {
 				return 0, err
 			}

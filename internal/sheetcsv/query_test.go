@@ -116,13 +116,13 @@ func TestArrowWritesAsScan(t *testing.T) {
 			if _, err := conn.ExecContext(ctx, "CREATE OR REPLACE TEMP TABLE rows_"+c.name+" AS "+c.query); err != nil {
 				t.Fatal(err)
 			}
-			ok, err := arrowFormattable(ctx, conn, "rows_"+c.name)
+			ok, err := arrowFormattable(ctx, conn, tableSource("rows_"+c.name).schema)
 			if err != nil || ok != c.arrow {
 				t.Fatalf("arrowFormattable = %v, %v; want %v", ok, err, c.arrow)
 			}
 			var viaScan strings.Builder
 			w := NewWriter(&viaScan)
-			scanned, err := writeScan(ctx, conn, "rows_"+c.name, w)
+			scanned, err := writeScan(ctx, conn, tableSource("rows_"+c.name), w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestArrowWritesAsScan(t *testing.T) {
 			if c.arrow {
 				// Formatted on several workers, written in order.
 				var viaArrow strings.Builder
-				rows, err := writeArrow(ctx, conn, "rows_"+c.name, &viaArrow)
+				rows, err := writeArrow(ctx, conn, tableSource("rows_"+c.name), &viaArrow)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -196,9 +196,70 @@ func TestArrowWriteErrorStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, limit := range []int{0, 10, 100_000, 3_000_000} {
-		_, err := writeArrow(ctx, conn, "rows_big", &failingWriter{limit: limit})
+		_, err := writeArrow(ctx, conn, tableSource("rows_big"), &failingWriter{limit: limit})
 		if err == nil || err.Error() != "disk full" {
 			t.Errorf("limit %d: %v, want the writer's error", limit, err)
+		}
+	}
+}
+
+// TestWriteFromTable: a file read straight from its table (File.Table)
+// has the bytes of the same query through a temp copy, for a table of
+// several pieces whose rows were inserted out of any order, a range of
+// them deleted and more inserted after (rowids that neither start at 0 nor
+// run without a gap), through Arrow and through rows.Scan, and for an
+// empty table; a query that is not a scan of its table alone is refused.
+func TestWriteFromTable(t *testing.T) {
+	ctx := context.Background()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("SET threads = 4"); err != nil {
+		t.Fatal(err)
+	}
+	n := 3*readChunk + 5
+	for _, q := range []string{
+		"CREATE TABLE t (i BIGINT, s VARCHAR, h HUGEINT)",
+		"CREATE TABLE empty_t (i BIGINT, s VARCHAR)",
+		"INSERT INTO t SELECT i, CASE WHEN i % 9 = 0 THEN NULL ELSE '=x' || (hash(i) % 1000) END, i FROM range(" + strconv.Itoa(n) + ") r(i) ORDER BY hash(i)",
+		"DELETE FROM t WHERE i % 3 = 0 OR i BETWEEN 1000 AND 200000",
+		"INSERT INTO t SELECT i, 'late ' || i, -i FROM range(1000) r(i) ORDER BY i DESC",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ name, query, table string }{
+		{"arrow", "SELECT i, s, i * 2 AS twice\nFROM t", "t"},
+		{"scan", "SELECT i, s, h\nFROM t", "t"}, // HUGEINT: rows.Scan
+		{"empty", "SELECT i, s\nFROM empty_t", "empty_t"},
+	} {
+		direct, copied := File{Name: c.name + "-direct.csv", Query: c.query, Table: c.table}, File{Name: c.name + "-copied.csv", Query: c.query}
+		if err := WriteFolder(ctx, db, nil, dir, []File{direct, copied}); err != nil {
+			t.Fatal(err)
+		}
+		a, err := os.ReadFile(filepath.Join(dir, direct.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, copied.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int // the table's rows and the header
+		if err := db.QueryRow("SELECT count(*) + 1 FROM " + c.table).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if lines := strings.Count(string(b), "\n"); string(a) != string(b) || lines != want {
+			t.Errorf("%s: read from the table %d bytes, through a copy %d (%d lines)", c.name, len(a), len(b), lines)
+		}
+	}
+	for _, q := range []string{"SELECT i FROM t WHERE i > 3", "SELECT i FROM t ORDER BY i", "SELECT t.i FROM t JOIN empty_t e ON e.i = t.i"} {
+		if err := WriteFolder(ctx, db, nil, dir, []File{{Name: "bad.csv", Query: q, Table: "t"}}); err == nil {
+			t.Errorf("%q read as a scan of t alone", q)
 		}
 	}
 }
