@@ -20,14 +20,7 @@ import (
 // alone; with DuckDB free to reorder, WriteQuery refuses.
 func TestWriteQueryInPieces(t *testing.T) {
 	ctx := context.Background()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("SET threads = 4"); err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t, "SET threads = 4")
 	n := 2*readChunk + 12345
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -69,7 +62,7 @@ func TestWriteQueryInPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Exec("RESET preserve_insertion_order")
-	err = WriteQuery(ctx, db, "SELECT 1 AS n", filepath.Join(dir, "unordered.csv"))
+	err := WriteQuery(ctx, db, "SELECT 1 AS n", filepath.Join(dir, "unordered.csv"))
 	if err == nil || !strings.Contains(err.Error(), "preserve_insertion_order") {
 		t.Errorf("err = %v, want a refusal naming preserve_insertion_order", err)
 	}
@@ -82,14 +75,7 @@ func TestWriteQueryInPieces(t *testing.T) {
 // pieces; a type it does not cover sends the whole file through rows.Scan.
 func TestArrowWritesAsScan(t *testing.T) {
 	ctx := context.Background()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t, "SET TimeZone = 'UTC'")
 	n := readChunk + 777
 	covered := `SELECT i AS n, (i * 7 - 1000)::INTEGER AS i32, (i * 1000003)::UBIGINT AS u64,
 	        CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN i * 1e21 WHEN 2 THEN i * 1e-9 ELSE -i / 7.0 END::DOUBLE AS f64, i % 2 = 0 AS flag,
@@ -182,11 +168,7 @@ func (f *failingWriter) Write(b []byte) (int, error) {
 // it meets; none of them is left blocked.
 func TestArrowWriteErrorStops(t *testing.T) {
 	ctx := context.Background()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := memDB(t)
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -211,14 +193,7 @@ func TestArrowWriteErrorStops(t *testing.T) {
 // empty table; a query that is not a scan of its table alone is refused.
 func TestWriteFromTable(t *testing.T) {
 	ctx := context.Background()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("SET threads = 4"); err != nil {
-		t.Fatal(err)
-	}
+	db := memDB(t, "SET threads = 4")
 	n := 3*readChunk + 5
 	for _, q := range []string{
 		"CREATE TABLE t (i BIGINT, s VARCHAR, h HUGEINT)",
@@ -262,4 +237,21 @@ func TestWriteFromTable(t *testing.T) {
 			t.Errorf("%q read as a scan of t alone", q)
 		}
 	}
+}
+
+// memDB opens an in-memory DuckDB, closed when the test ends, and runs
+// setup on it.
+func memDB(t *testing.T, setup ...string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, q := range setup {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return db
 }
