@@ -87,10 +87,9 @@ func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n 
 	}
 	memwatch.Step(ctx, logger, "textmatch step", "step", "prompts read again for the shared shingles", "ranges", len(bounds),
 		"shingles", n, "hits", hits, "elapsed", time.Since(t).Round(time.Millisecond))
-	// The set (a quarter of a GiB at 100M requests) is garbage now: hand
-	// it back to the OS before DuckDB's count, the step that peaks, or the
-	// process holds both.
-	set, hashes = nil, nil
+	// The set (a quarter of a GiB at 100M requests) is unreachable now
+	// (no worker is left): hand it back to the OS before DuckDB's count,
+	// or the process holds both.
 	debug.FreeOSMemory()
 	t = time.Now()
 	if err := exec("evidence_14c2_count_new"); err != nil {
