@@ -332,5 +332,6 @@ CREATE TABLE IF NOT EXISTS sweep_days (
 -- Present in the cases whose exposures are stored in exposures.csv's order
 -- (analysis_14 inserts them so, and the outputs read them without a sort).
 -- Opening a case of an earlier version, which has exposures and not this
--- table, sorts its exposures once (casedb.ApplySchema).
-CREATE TABLE IF NOT EXISTS exposures_in_order (since TIMESTAMPTZ);
+-- table, sorts its exposures once (casedb.ApplySchema). No row is ever
+-- written: the table's existence is the mark (DuckDB wants a column).
+CREATE TABLE IF NOT EXISTS exposures_in_order (unused BOOLEAN);
