@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -86,6 +87,18 @@ func BenchmarkDraft100k(b *testing.B) {
 		}
 		out = keep
 	}
+	// LEAKMAP_BENCH_CPUPROFILE=FILE profiles the draft alone (not the
+	// case's set-up nor the standalone Check), the GC's workers included.
+	if f := os.Getenv("LEAKMAP_BENCH_CPUPROFILE"); f != "" {
+		w, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close()
+		if err := pprof.StartCPUProfile(w); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.ResetTimer()
 	cpu0 := processCPU()
 	var res *DraftResult
@@ -98,6 +111,19 @@ func BenchmarkDraft100k(b *testing.B) {
 	}
 	b.StopTimer()
 	draftCPU := processCPU() - cpu0
+	if os.Getenv("LEAKMAP_BENCH_CPUPROFILE") != "" {
+		pprof.StopCPUProfile()
+	}
+	if f := os.Getenv("LEAKMAP_BENCH_HEAPPROFILE"); f != "" {
+		w, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.Lookup("heap").WriteTo(w, 0); err != nil {
+			b.Fatal(err)
+		}
+		w.Close()
+	}
 	if res.Blocked != 0 || res.Drafted < n {
 		b.Fatalf("drafted %d, blocked %d", res.Drafted, res.Blocked)
 	}

@@ -160,8 +160,10 @@ func leafSegments(segs *[]segment, scratch *htmlScratch, prefix, mt string, para
 			} else {
 				scratch.markup = appendTagInteriors(scratch.markup[:0], text)
 				scratch.visible = appendVisibleText(scratch.visible[:0], text)
-				*segs = append(*segs, segment{label + " (markup)", html.UnescapeString(unsafeString(scratch.markup)), segProse})
-				text = html.UnescapeString(unsafeString(scratch.visible))
+				var markup string
+				markup, scratch.markupText = scratch.unescape(scratch.markupText, scratch.markup)
+				*segs = append(*segs, segment{label + " (markup)", markup, segProse})
+				text, scratch.visibleText = scratch.unescape(scratch.visibleText, scratch.visible)
 			}
 		}
 		*segs = append(*segs, segment{label, text, kind})
@@ -310,8 +312,57 @@ func appendTagInteriors(b []byte, s string) []byte {
 	}
 }
 
-// htmlScratch is the memory leafSegments reuses for an HTML part.
-type htmlScratch struct{ markup, visible []byte }
+// htmlScratch is the memory leafSegments reuses for an HTML part: its
+// markup and visible text, and both with their entities read.
+type htmlScratch struct{ markup, visible, markupText, visibleText []byte }
+
+// unescape gives html.UnescapeString(b), in dst's memory where b holds
+// only the entities an HTML writer escapes with (appendUnescaped), else
+// as html gives it; and dst to keep for the next use.
+func (*htmlScratch) unescape(dst, b []byte) (string, []byte) {
+	if bytes.IndexByte(b, '&') < 0 {
+		return unsafeString(b), dst
+	}
+	if out, ok := appendUnescaped(dst[:0], b); ok {
+		return unsafeString(out), out
+	}
+	return html.UnescapeString(string(b)), dst
+}
+
+// appendUnescaped appends html.UnescapeString(b) when every '&' of b starts
+// one of the references html/template and html.EscapeString write (&amp;
+// &lt; &gt; &quot; &#34; &#39;); ok is false for anything else, which is
+// left to html.UnescapeString (named entities, other numbers, a bare '&').
+func appendUnescaped(dst, b []byte) ([]byte, bool) {
+	for {
+		i := bytes.IndexByte(b, '&')
+		if i < 0 {
+			return append(dst, b...), true
+		}
+		dst = append(dst, b[:i]...)
+		b = b[i:]
+		var c byte
+		n := 0
+		switch {
+		case bytes.HasPrefix(b, []byte("&amp;")):
+			c, n = '&', 5
+		case bytes.HasPrefix(b, []byte("&lt;")):
+			c, n = '<', 4
+		case bytes.HasPrefix(b, []byte("&gt;")):
+			c, n = '>', 4
+		case bytes.HasPrefix(b, []byte("&quot;")):
+			c, n = '"', 6
+		case bytes.HasPrefix(b, []byte("&#34;")):
+			c, n = '"', 5
+		case bytes.HasPrefix(b, []byte("&#39;")):
+			c, n = '\'', 5
+		default:
+			return dst, false
+		}
+		dst = append(dst, c)
+		b = b[n:]
+	}
+}
 
 // spaceStripper drops whitespace so base64 lines decode as one stream.
 type spaceStripper struct{ r io.Reader }

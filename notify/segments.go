@@ -301,20 +301,21 @@ func appendQPDecoded(dst, b []byte) ([]byte, bool) {
 			}
 			line, hard = line[:n-1], false
 		}
-		for i := 0; i < len(line); i++ {
-			c := line[i]
-			switch {
-			case c == '=':
-				if i+2 >= len(line) || !isUpperHex(line[i+1]) || !isUpperHex(line[i+2]) {
-					return dst, false
-				}
-				dst = append(dst, unhex(line[i+1])<<4|unhex(line[i+2]))
-				i += 2
-			case c == ' ' || c == '\t' || c >= '!' && c <= '~':
-				dst = append(dst, c)
-			default:
+		for i := 0; i < len(line); {
+			// A run of bytes that stand for themselves is copied whole.
+			j := i
+			for j < len(line) && qpLiteral[line[j]] {
+				j++
+			}
+			dst = append(dst, line[i:j]...)
+			if i = j; i == len(line) {
+				break
+			}
+			if line[i] != '=' || i+2 >= len(line) || !isUpperHex(line[i+1]) || !isUpperHex(line[i+2]) {
 				return dst, false
 			}
+			dst = append(dst, unhex(line[i+1])<<4|unhex(line[i+2]))
+			i += 3
 		}
 		if hard {
 			dst = append(dst, '\r', '\n')
@@ -322,6 +323,16 @@ func appendQPDecoded(dst, b []byte) ([]byte, bool) {
 	}
 	return dst, true
 }
+
+// qpLiteral: the bytes a quoted-printable line holds as themselves
+// (spaces, tabs and printable ASCII but '=').
+var qpLiteral = func() (t [256]bool) {
+	for c := '!'; c <= '~'; c++ {
+		t[c] = c != '='
+	}
+	t[' '], t['\t'] = true, true
+	return t
+}()
 
 func isUpperHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
 
