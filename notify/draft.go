@@ -114,22 +114,36 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, err
 	}
 
-	tenants, err := loadCaseTenants(ctx, db)
-	if err != nil {
-		return nil, err
+	// The tenants and their rows are read on another connection while the
+	// identities are stored and the manifest is built from them: each is
+	// a second or so of one core at 100,000 tenants.
+	var (
+		tenants []caseTenant
+		rows    map[string][]requestRow
+		loadErr error
+		loaded  = make(chan struct{})
+	)
+	go func() {
+		defer close(loaded)
+		if tenants, loadErr = loadCaseTenants(ctx, db); loadErr == nil {
+			rows, loadErr = loadRequestRows(ctx, db)
+		}
+	}()
+	man, versions, err := func() (*manifest, acceptedVersions, error) {
+		if err := storeIdentities(ctx, db, dir, inc); err != nil {
+			return nil, nil, err
+		}
+		versions, err := loadAcceptedVersions(ctx, db)
+		if err != nil {
+			return nil, nil, err
+		}
+		man, err := buildManifest(ctx, db)
+		return man, versions, err
+	}()
+	<-loaded
+	if loadErr != nil {
+		return nil, loadErr
 	}
-	rows, err := loadRequestRows(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	if err := storeIdentities(ctx, db, dir, inc); err != nil {
-		return nil, err
-	}
-	versions, err := loadAcceptedVersions(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	man, err := buildManifest(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +181,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	// order, so the outbox and its index are the same as drafted one by one.
 	res.Notices = make([]IndexRow, len(tenants))
 	failures := make([]string, len(tenants))
+	owns := make([]numberSet, len(tenants))
 	files := newOutboxWriter(outbox)
 	type worker struct {
 		c      *checker
@@ -215,7 +230,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		}
 		row.MessageID = spec.MessageID
 		own := ownNumbers(view)
-		row.ownNumbers = own.String()
+		row.ownNumbers, owns[i] = own.String(), own
 		sum := sha256.Sum256(eml)
 		row.SHA256 = hex.EncodeToString(sum[:])
 		// Checked from memory as written: the same check as 'notify
@@ -236,7 +251,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	for i, t := range tenants {
 		row := res.Notices[i]
 		man.notices[row.File] = ownerKey(t.ID)
-		man.numbers[row.File], _ = parseNumberSet(row.ownNumbers)
+		man.numbers[row.File], man.numberText[row.File] = owns[i], row.ownNumbers
 		man.files = append(man.files, row.File)
 		if failures[i] != "" {
 			checked[row.File] = failures[i]
@@ -314,12 +329,18 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 // rows the table already holds (from an earlier pass, nil: none): when
 // notices begins with them unchanged only the rest is appended.
 func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox string, writeManifest bool, man *manifest, notices, stored []IndexRow, checked map[string]string, draftedAt time.Time) (*CheckResult, error) {
+	// The manifest is written while the listing is checked: both only
+	// read it.
+	written := make(chan error, 1)
 	if writeManifest {
-		if err := man.write(filepath.Join(outbox, manifestName)); err != nil {
-			return nil, fmt.Errorf("outbox: %w", err)
-		}
+		go func() { written <- man.write(filepath.Join(outbox, manifestName)) }()
+	} else {
+		written <- nil
 	}
 	check, err := checkListing(outbox, man, checked)
+	if werr := <-written; werr != nil {
+		return nil, fmt.Errorf("outbox: %w", werr)
+	}
 	if err != nil {
 		return nil, err
 	}

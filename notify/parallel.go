@@ -62,11 +62,13 @@ feed:
 // of an outbox: every .eml is in the manifest, every manifest file is
 // there.
 func checkListing(outbox string, m *manifest, checked map[string]string) (*CheckResult, error) {
-	entries, err := os.ReadDir(outbox)
+	// Names in directory order, not sorted (the failures are, at the end):
+	// the outbox of 100,000 notices is read twice while drafting.
+	entries, err := readDirUnsorted(outbox)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
-	onDisk := map[string]bool{}
+	onDisk := make(map[string]bool, len(entries))
 	res := &CheckResult{}
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".eml") {
@@ -88,4 +90,14 @@ func checkListing(outbox string, m *manifest, checked map[string]string) (*Check
 	}
 	sort.SliceStable(res.Failures, func(i, j int) bool { return res.Failures[i].File < res.Failures[j].File })
 	return res, nil
+}
+
+// readDirUnsorted is os.ReadDir without its sort by name.
+func readDirUnsorted(dir string) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
