@@ -30,12 +30,12 @@ type manifest struct {
 	// numberText: file -> numbers[file].String(), where the draft made
 	// it already (100,000 notices: a third of a second written once more).
 	numberText map[string]string
-	files   []string             // sorted
-	ids     map[digest][]idOwner
-	ownIDs  map[string][]idEntry // owner -> its identifiers
-	idKs    []int
-	texts   map[digest]struct{}
-	textKs  []int
+	files      []string // sorted
+	ids        map[digest][]idOwner
+	ownIDs     map[string][]idEntry // owner -> its identifiers
+	idKs       []int
+	texts      map[digest]struct{}
+	textKs     []int
 	// generic: identifiers made only of ordinary words (see generic.go),
 	// matched only as whole units; vocab decides it while building.
 	generic map[digest]bool
