@@ -386,15 +386,36 @@ func buildManifest(ctx context.Context, db *sql.DB) (*manifest, error) {
 	}
 	m.vocab = providerVocabulary(provider)
 	x := newHasher()
-	if err := eachRow(ctx, db, "notify_identifiers", func(rows *sql.Rows) error {
-		var tenant, kind, value string
-		if err := rows.Scan(&tenant, &kind, &value); err != nil {
-			return err
+	// The identifiers are read on one goroutine and hashed on this one
+	// (100,000 tenants: 400,000 rows, about as long to read as to hash).
+	type idRow struct{ tenant, kind, value string }
+	batches := make(chan []idRow, 4)
+	var readErr error
+	go func() {
+		defer close(batches)
+		batch := make([]idRow, 0, 4096)
+		readErr = eachRow(ctx, db, "notify_identifiers", func(rows *sql.Rows) error {
+			var r idRow
+			if err := rows.Scan(&r.tenant, &r.kind, &r.value); err != nil {
+				return err
+			}
+			if batch = append(batch, r); len(batch) == cap(batch) {
+				batches <- batch
+				batch = make([]idRow, 0, 4096)
+			}
+			return nil
+		})
+		if readErr == nil && len(batch) > 0 {
+			batches <- batch
 		}
-		m.addIdentifier(x, tenant, kind, value)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("identifiers: %w", err)
+	}()
+	for batch := range batches {
+		for _, r := range batch {
+			m.addIdentifier(x, r.tenant, r.kind, r.value)
+		}
+	}
+	if readErr != nil {
+		return nil, fmt.Errorf("identifiers: %w", readErr)
 	}
 	if err := eachRow(ctx, db, "notify_logged_texts", func(rows *sql.Rows) error {
 		var s string
