@@ -391,13 +391,36 @@ var emailRE = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]
 // appendEsc appends a line escaped for HTML, with the e-mail addresses in
 // it linked.
 func appendEsc(b []byte, s string) []byte {
-	s = html.EscapeString(s)
 	if strings.IndexByte(s, '@') < 0 {
-		return append(b, s...) // no address to link (the regexp is most of the rendering's time)
+		return appendEscaped(b, s) // no address to link (the regexp is most of the rendering's time)
 	}
-	return append(b, emailRE.ReplaceAllStringFunc(s, func(a string) string {
+	return append(b, emailRE.ReplaceAllStringFunc(html.EscapeString(s), func(a string) string {
 		return `<a href="mailto:` + a + `">` + a + `</a>`
 	})...)
+}
+
+// appendEscaped appends html.EscapeString(s) without making it first.
+func appendEscaped(b []byte, s string) []byte {
+	for {
+		i := strings.IndexAny(s, `<>&'"`)
+		if i < 0 {
+			return append(b, s...)
+		}
+		b = append(b, s[:i]...)
+		switch s[i] {
+		case '<':
+			b = append(b, "&lt;"...)
+		case '>':
+			b = append(b, "&gt;"...)
+		case '&':
+			b = append(b, "&amp;"...)
+		case '\'':
+			b = append(b, "&#39;"...)
+		case '"':
+			b = append(b, "&#34;"...)
+		}
+		s = s[i+1:]
+	}
 }
 
 func htmlOf(blocks []block, lang, title string) string {
