@@ -100,10 +100,36 @@ func (s numberSet) addTime(t time.Time) {
 		return
 	}
 	t = t.UTC()
-	for _, layout := range []string{"2006", "01", "1", "02", "2", "15", "3", "04", "05"} {
-		s[t.Format(layout)] = true
+	key := t.UnixNano()
+	timePartsMu.Lock()
+	p, ok := timeParts[key]
+	timePartsMu.Unlock()
+	if !ok {
+		for i, layout := range timePartLayouts {
+			p[i] = t.Format(layout)
+		}
+		timePartsMu.Lock()
+		if len(timeParts) >= 1<<12 {
+			clear(timeParts)
+		}
+		timeParts[key] = p
+		timePartsMu.Unlock()
+	}
+	for _, w := range p {
+		s[w] = true
 	}
 }
+
+var timePartLayouts = [...]string{"2006", "01", "1", "02", "2", "15", "3", "04", "05"}
+
+// timeParts memoises addTime's formatting by instant (UnixNano of a UTC
+// time), in a small table emptied when full: every notice of an incident
+// writes the same few dates, and formatting them was a tenth of drafting
+// a notice's own numbers.
+var (
+	timePartsMu sync.Mutex
+	timeParts   = map[int64][len(timePartLayouts)]string{}
+)
 
 // covers reports whether every word is a number the notice writes itself:
 // one of its own facts or one of leakmap's own templates.

@@ -394,9 +394,71 @@ func appendEsc(b []byte, s string) []byte {
 	if strings.IndexByte(s, '@') < 0 {
 		return appendEscaped(b, s) // no address to link (the regexp is most of the rendering's time)
 	}
-	return append(b, emailRE.ReplaceAllStringFunc(html.EscapeString(s), func(a string) string {
-		return `<a href="mailto:` + a + `">` + a + `</a>`
-	})...)
+	start := len(b)
+	esc := string(appendEscaped(b, s)[start:])
+	return appendLinked(b[:start], esc)
+}
+
+// appendLinked appends s with each e-mail address in it (emailRE, whose
+// leftmost-first matches it finds by hand: held to the expression by
+// TestAppendLinkedIsEmailRE) made a mailto link.
+func appendLinked(b []byte, s string) []byte {
+	for {
+		a, e, ok := nextEmail(s)
+		if !ok {
+			return append(b, s...)
+		}
+		b = append(b, s[:a]...)
+		b = append(b, `<a href="mailto:`...)
+		b = append(b, s[a:e]...)
+		b = append(b, `">`...)
+		b = append(b, s[a:e]...)
+		b = append(b, `</a>`...)
+		s = s[e:]
+	}
+}
+
+// nextEmail finds emailRE's leftmost-first match in s: the run of local
+// characters just before an '@' (the first '@' whose address is whole),
+// and after it a label and as many ".label" as follow.
+func nextEmail(s string) (start, end int, ok bool) {
+	for from := 0; ; {
+		j := strings.IndexByte(s[from:], '@')
+		if j < 0 {
+			return 0, 0, false
+		}
+		j += from
+		a := j
+		for a > from && emailLocal(s[a-1]) {
+			a--
+		}
+		e := j + 1
+		for e < len(s) && emailLabel(s[e]) {
+			e++
+		}
+		labels := 0
+		if e > j+1 {
+			for e+1 < len(s) && s[e] == '.' && emailLabel(s[e+1]) {
+				e += 2
+				for e < len(s) && emailLabel(s[e]) {
+					e++
+				}
+				labels++
+			}
+		}
+		if a < j && labels > 0 {
+			return a, e, true
+		}
+		from = j + 1
+	}
+}
+
+func emailLabel(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
+}
+
+func emailLocal(c byte) bool {
+	return emailLabel(c) || c == '.' || c == '_' || c == '%' || c == '+'
 }
 
 // appendEscaped appends html.EscapeString(s) without making it first.
