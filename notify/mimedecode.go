@@ -329,11 +329,18 @@ func (*htmlScratch) unescape(dst, b []byte) (string, []byte) {
 	return html.UnescapeString(string(b)), dst
 }
 
+// htmlRefs are the character references HTML writers escape with; a
+// character's first is the one html.EscapeString writes.
+var htmlRefs = [...]struct {
+	c   byte
+	ref string
+}{{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'\'', "&#39;"}, {'"', "&#34;"}, {'"', "&quot;"}}
+
 // appendUnescaped appends html.UnescapeString(b) when every '&' of b starts
-// one of the references html/template and html.EscapeString write (&amp;
-// &lt; &gt; &quot; &#34; &#39;); ok is false for anything else, which is
-// left to html.UnescapeString (named entities, other numbers, a bare '&').
+// one of htmlRefs; ok is false for anything else, which is left to
+// html.UnescapeString (named entities, other numbers, a bare '&').
 func appendUnescaped(dst, b []byte) ([]byte, bool) {
+next:
 	for {
 		i := bytes.IndexByte(b, '&')
 		if i < 0 {
@@ -341,26 +348,14 @@ func appendUnescaped(dst, b []byte) ([]byte, bool) {
 		}
 		dst = append(dst, b[:i]...)
 		b = b[i:]
-		var c byte
-		n := 0
-		switch {
-		case bytes.HasPrefix(b, []byte("&amp;")):
-			c, n = '&', 5
-		case bytes.HasPrefix(b, []byte("&lt;")):
-			c, n = '<', 4
-		case bytes.HasPrefix(b, []byte("&gt;")):
-			c, n = '>', 4
-		case bytes.HasPrefix(b, []byte("&quot;")):
-			c, n = '"', 6
-		case bytes.HasPrefix(b, []byte("&#34;")):
-			c, n = '"', 5
-		case bytes.HasPrefix(b, []byte("&#39;")):
-			c, n = '\'', 5
-		default:
-			return dst, false
+		for _, r := range htmlRefs {
+			if bytes.HasPrefix(b, []byte(r.ref)) {
+				dst = append(dst, r.c)
+				b = b[len(r.ref):]
+				continue next
+			}
 		}
-		dst = append(dst, c)
-		b = b[n:]
+		return dst, false
 	}
 }
 

@@ -469,17 +469,11 @@ func appendEscaped(b []byte, s string) []byte {
 			return append(b, s...)
 		}
 		b = append(b, s[:i]...)
-		switch s[i] {
-		case '<':
-			b = append(b, "&lt;"...)
-		case '>':
-			b = append(b, "&gt;"...)
-		case '&':
-			b = append(b, "&amp;"...)
-		case '\'':
-			b = append(b, "&#39;"...)
-		case '"':
-			b = append(b, "&#34;"...)
+		for _, r := range htmlRefs {
+			if r.c == s[i] {
+				b = append(b, r.ref...)
+				break
+			}
 		}
 		s = s[i+1:]
 	}
