@@ -100,7 +100,7 @@ func (s numberSet) addTime(t time.Time) {
 		return
 	}
 	t = t.UTC()
-	key := t.UnixNano()
+	key := [2]int64{t.Unix(), int64(t.Nanosecond())}
 	timePartsMu.Lock()
 	p, ok := timeParts[key]
 	timePartsMu.Unlock()
@@ -122,13 +122,14 @@ func (s numberSet) addTime(t time.Time) {
 
 var timePartLayouts = [...]string{"2006", "01", "1", "02", "2", "15", "3", "04", "05"}
 
-// timeParts memoises addTime's formatting by instant (UnixNano of a UTC
-// time), in a small table emptied when full: every notice of an incident
-// writes the same few dates, and formatting them was a tenth of drafting
-// a notice's own numbers.
+// timeParts memoises addTime's formatting by instant (seconds and
+// nanoseconds of a UTC time, exact for every year), in a small table
+// emptied when full: every notice of an incident writes the same few
+// dates, and formatting them was a tenth of drafting a notice's own
+// numbers.
 var (
 	timePartsMu sync.Mutex
-	timeParts   = map[int64][len(timePartLayouts)]string{}
+	timeParts   = map[[2]int64][len(timePartLayouts)]string{}
 )
 
 // covers reports whether every word is a number the notice writes itself:

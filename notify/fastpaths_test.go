@@ -1,9 +1,13 @@
+// The draft's hand-made fast paths, each held to the code it stands for.
+
 package notify
 
 import (
 	"html"
+	"maps"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestAppendEscapedIsEscapeString holds appendEscaped to html.EscapeString.
@@ -45,5 +49,33 @@ func TestAppendLinkedIsEmailRE(t *testing.T) {
 	}
 	if linked < 5000 {
 		t.Fatalf("only %d of 50000 texts hold an address: the test says little", linked)
+	}
+}
+
+// TestAddTimeMemoIsFormat holds the memoised date parts to formatting each
+// time afresh, over instants that share seconds or nanoseconds and years
+// far outside UnixNano's range.
+func TestAddTimeMemoIsFormat(t *testing.T) {
+	base := []time.Time{
+		time.Date(2026, 8, 27, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 8, 27, 0, 0, 0, 1, time.UTC),
+		time.Date(2026, 8, 27, 0, 0, 1, 0, time.FixedZone("x", 3600)),
+		time.Date(1500, 1, 2, 3, 4, 5, 0, time.UTC),
+		time.Date(2500, 11, 12, 13, 14, 15, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+	}
+	for round := 0; round < 2; round++ { // the second round reads the memo
+		for _, tm := range base {
+			got := numberSet{}
+			got.addTime(tm)
+			want := numberSet{}
+			u := tm.UTC()
+			for _, layout := range []string{"2006", "01", "1", "02", "2", "15", "3", "04", "05"} {
+				want[u.Format(layout)] = true
+			}
+			if !maps.Equal(got, want) {
+				t.Fatalf("%v (round %d): got %v, want %v", tm, round, got, want)
+			}
+		}
 	}
 }
