@@ -3,9 +3,14 @@
 package notify
 
 import (
+	"bytes"
 	"html"
+	"io"
+	"iter"
 	"maps"
 	"math/rand/v2"
+	"mime/quotedprintable"
+	"strings"
 	"testing"
 	"time"
 )
@@ -13,12 +18,7 @@ import (
 // TestAppendEscapedIsEscapeString holds appendEscaped to html.EscapeString.
 func TestAppendEscapedIsEscapeString(t *testing.T) {
 	pieces := []string{"<", ">", "&", "'", `"`, "a", "é", "&amp;", " ", "\x00", "\xff", "l'été <b>"}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for n := 0; n < 20000; n++ {
-		s := ""
-		for k := rng.IntN(8); k >= 0; k-- {
-			s += pieces[rng.IntN(len(pieces))]
-		}
+	for s := range randomJoins(1, pieces, 20000, 9) {
 		if got, want := string(appendEscaped([]byte("x"), s)), "x"+html.EscapeString(s); got != want {
 			t.Fatalf("%q: got %q, want %q", s, got, want)
 		}
@@ -30,13 +30,8 @@ func TestAppendEscapedIsEscapeString(t *testing.T) {
 // separators.
 func TestAppendLinkedIsEmailRE(t *testing.T) {
 	pieces := []string{"a", "Z9", ".", "-", "_", "%", "+", "@", " ", "é", "&amp;", ";", "x.y", "@b.c", "ops@c01.example", "a@b", "@", "..", ".@", "b.", "-x", "dpo@inference.example.", "\t", "<", "@@"}
-	rng := rand.New(rand.NewPCG(9, 4))
 	linked := 0
-	for n := 0; n < 50000; n++ {
-		s := ""
-		for k := rng.IntN(10); k >= 0; k-- {
-			s += pieces[rng.IntN(len(pieces))]
-		}
+	for s := range randomJoins(9, pieces, 50000, 11) {
 		want := emailRE.ReplaceAllStringFunc(s, func(a string) string {
 			return `<a href="mailto:` + a + `">` + a + `</a>`
 		})
@@ -75,6 +70,74 @@ func TestAddTimeMemoIsFormat(t *testing.T) {
 			}
 			if !maps.Equal(got, want) {
 				t.Fatalf("%v (round %d): got %v, want %v", tm, round, got, want)
+			}
+		}
+	}
+}
+
+// TestQPDecodedMatchesReader holds appendQPDecoded to mime/quotedprintable on
+// random lines of the bytes that matter (escapes, soft breaks, blanks, bare
+// LF, bytes outside printable ASCII): whatever it accepts, it decodes as the
+// reader does.
+func TestQPDecodedMatchesReader(t *testing.T) {
+	pieces := []string{"a", "Zz", " ", "\t", "=", "=3D", "=C3=A9", "=c3", "=0", "=\r\n", "\r\n", "\n", "\r", "~!", "\xc3\xa9", "\x00", "=20\r\n", "plain words here ", "=\r\n "}
+	accepted := 0
+	for s := range randomJoins(7, pieces, 20000, 13) {
+		b := []byte(s)
+		got, ok := appendQPDecoded([]byte("prefix:"), b)
+		if !ok {
+			continue
+		}
+		accepted++
+		want, err := io.ReadAll(quotedprintable.NewReader(bytes.NewReader(b)))
+		if err != nil {
+			t.Fatalf("%q: accepted, but the reader fails: %v", b, err)
+		}
+		if string(got) != "prefix:"+string(want) {
+			t.Fatalf("%q: got %q, the reader gives %q", b, got[len("prefix:"):], want)
+		}
+	}
+	if accepted < 2000 {
+		t.Fatalf("only %d of 20000 inputs accepted: the test says little", accepted)
+	}
+}
+
+// TestUnescapedMatchesHTML holds appendUnescaped to html.UnescapeString on
+// random texts of references, near-references and plain bytes.
+func TestUnescapedMatchesHTML(t *testing.T) {
+	pieces := []string{"&amp;", "&lt;", "&gt;", "&quot;", "&#34;", "&#39;", "&", "&amp", "&lt", "&ltx;", "&#39", "&#x27;", "&nbsp;", "&eacute;", "&amp;lt;", ";", "#", "a", " l'été ", "<", "\xc3\xa9", "\xff"}
+	accepted := 0
+	for s := range randomJoins(3, pieces, 20000, 11) {
+		b := []byte(s)
+		var sc htmlScratch
+		got, _ := sc.unescape(nil, b)
+		if want := html.UnescapeString(string(b)); got != want {
+			t.Fatalf("%q: got %q, html gives %q", b, got, want)
+		}
+		if out, ok := appendUnescaped([]byte("x"), b); ok {
+			accepted++
+			if want := "x" + html.UnescapeString(string(b)); string(out) != want {
+				t.Fatalf("%q: appendUnescaped gives %q, html %q", b, out[1:], want[1:])
+			}
+		}
+	}
+	if accepted < 1000 {
+		t.Fatalf("only %d of 20000 inputs accepted: the test says little", accepted)
+	}
+}
+
+// randomJoins yields n texts, each of 1 to most pieces drawn at random
+// (seeded: the same texts on every run).
+func randomJoins(seed uint64, pieces []string, n, most int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		rng := rand.New(rand.NewPCG(seed, seed+1))
+		for range n {
+			var b strings.Builder
+			for k := 1 + rng.IntN(most); k > 0; k-- {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			if !yield(b.String()) {
+				return
 			}
 		}
 	}

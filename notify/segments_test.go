@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"html"
-	"io"
 	"math/rand/v2"
-	"mime/quotedprintable"
 	"net/mail"
 	"path/filepath"
 	"slices"
@@ -278,64 +275,5 @@ func TestBuiltSegmentsManyLeaves(t *testing.T) {
 	}
 	if len(want) < 12 {
 		t.Fatalf("only %d segments: the extra parts were not read", len(want))
-	}
-}
-
-// TestQPDecodedMatchesReader holds appendQPDecoded to mime/quotedprintable on
-// random lines of the bytes that matter (escapes, soft breaks, blanks, bare
-// LF, bytes outside printable ASCII): whatever it accepts, it decodes as the
-// reader does.
-func TestQPDecodedMatchesReader(t *testing.T) {
-	pieces := []string{"a", "Zz", " ", "\t", "=", "=3D", "=C3=A9", "=c3", "=0", "=\r\n", "\r\n", "\n", "\r", "~!", "\xc3\xa9", "\x00", "=20\r\n", "plain words here ", "=\r\n "}
-	rng := rand.New(rand.NewPCG(7, 11))
-	accepted := 0
-	for n := 0; n < 20000; n++ {
-		var b []byte
-		for k := rng.IntN(12); k >= 0; k-- {
-			b = append(b, pieces[rng.IntN(len(pieces))]...)
-		}
-		got, ok := appendQPDecoded([]byte("prefix:"), b)
-		if !ok {
-			continue
-		}
-		accepted++
-		want, err := io.ReadAll(quotedprintable.NewReader(bytes.NewReader(b)))
-		if err != nil {
-			t.Fatalf("%q: accepted, but the reader fails: %v", b, err)
-		}
-		if string(got) != "prefix:"+string(want) {
-			t.Fatalf("%q: got %q, the reader gives %q", b, got[len("prefix:"):], want)
-		}
-	}
-	if accepted < 2000 {
-		t.Fatalf("only %d of 20000 inputs accepted: the test says little", accepted)
-	}
-}
-
-// TestUnescapedMatchesHTML holds appendUnescaped to html.UnescapeString on
-// random texts of references, near-references and plain bytes.
-func TestUnescapedMatchesHTML(t *testing.T) {
-	pieces := []string{"&amp;", "&lt;", "&gt;", "&quot;", "&#34;", "&#39;", "&", "&amp", "&lt", "&ltx;", "&#39", "&#x27;", "&nbsp;", "&eacute;", "&amp;lt;", ";", "#", "a", " l'été ", "<", "\xc3\xa9", "\xff"}
-	rng := rand.New(rand.NewPCG(3, 5))
-	accepted := 0
-	for n := 0; n < 20000; n++ {
-		var b []byte
-		for k := rng.IntN(10); k >= 0; k-- {
-			b = append(b, pieces[rng.IntN(len(pieces))]...)
-		}
-		var sc htmlScratch
-		got, _ := sc.unescape(nil, b)
-		if want := html.UnescapeString(string(b)); got != want {
-			t.Fatalf("%q: got %q, html gives %q", b, got, want)
-		}
-		if out, ok := appendUnescaped([]byte("x"), b); ok {
-			accepted++
-			if want := "x" + html.UnescapeString(string(b)); string(out) != want {
-				t.Fatalf("%q: appendUnescaped gives %q, html %q", b, out[1:], want[1:])
-			}
-		}
-	}
-	if accepted < 1000 {
-		t.Fatalf("only %d of 20000 inputs accepted: the test says little", accepted)
 	}
 }
