@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"mime/quotedprintable"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,8 +110,7 @@ func TestUnescapedMatchesHTML(t *testing.T) {
 	accepted := 0
 	for s := range randomJoins(3, pieces, 20000, 11) {
 		b := []byte(s)
-		var sc htmlScratch
-		got, _ := sc.unescape(nil, b)
+		got, _ := unescapeInto(nil, b)
 		if want := html.UnescapeString(string(b)); got != want {
 			t.Fatalf("%q: got %q, html gives %q", b, got, want)
 		}
@@ -125,6 +125,10 @@ func TestUnescapedMatchesHTML(t *testing.T) {
 		t.Fatalf("only %d of 20000 inputs accepted: the test says little", accepted)
 	}
 }
+
+// emailRE is what a notice's HTML links as an e-mail address: appendLinked
+// finds its matches by hand.
+var emailRE = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+`)
 
 // randomJoins yields n texts, each of 1 to most pieces drawn at random
 // (seeded: the same texts on every run).

@@ -161,9 +161,9 @@ func leafSegments(segs *[]segment, scratch *htmlScratch, prefix, mt string, para
 				scratch.markup = appendTagInteriors(scratch.markup[:0], text)
 				scratch.visible = appendVisibleText(scratch.visible[:0], text)
 				var markup string
-				markup, scratch.markupText = scratch.unescape(scratch.markupText, scratch.markup)
+				markup, scratch.markupText = unescapeInto(scratch.markupText, scratch.markup)
 				*segs = append(*segs, segment{label + " (markup)", markup, segProse})
-				text, scratch.visibleText = scratch.unescape(scratch.visibleText, scratch.visible)
+				text, scratch.visibleText = unescapeInto(scratch.visibleText, scratch.visible)
 			}
 		}
 		*segs = append(*segs, segment{label, text, kind})
@@ -316,10 +316,10 @@ func appendTagInteriors(b []byte, s string) []byte {
 // markup and visible text, and both with their entities read.
 type htmlScratch struct{ markup, visible, markupText, visibleText []byte }
 
-// unescape gives html.UnescapeString(b), in dst's memory where b holds
+// unescapeInto gives html.UnescapeString(b), in dst's memory where b holds
 // only the entities an HTML writer escapes with (appendUnescaped), else
 // as html gives it; and dst to keep for the next use.
-func (*htmlScratch) unescape(dst, b []byte) (string, []byte) {
+func unescapeInto(dst, b []byte) (string, []byte) {
 	if bytes.IndexByte(b, '&') < 0 {
 		return unsafeString(b), dst
 	}
