@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -8,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,8 +53,9 @@ func stringCol(rec arrow.RecordBatch, i int, query string) (stringColumn, error)
 	return c, nil
 }
 
-// eventChunk is how many allocations the reader hands a replay worker at once.
-const eventChunk = 4096
+// eventChunk is about how many allocations the reader hands a replay
+// worker at once: a chunk ends between two times (a variable for tests).
+var eventChunk = 4096
 
 // readChunk is how many allocations one query reads back from the events
 // table: what the driver holds at once (~60 MB).
@@ -62,7 +66,7 @@ const readChunk = 1 << 20
 type allocChunk []replayAlloc
 
 // runReplay replays every decode instance in turn: its allocations go into
-// a temp table sorted in allocation order (a temp table spills past
+// a temp table sorted by time (a temp table spills past
 // memory_limit; a query's whole result would be held by the driver), come
 // back through Arrow readChunk at a time, and stream into the instance's
 // replayer, which merges the releases in itself (releaseMerge). Instances
@@ -196,6 +200,7 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 			chunk[i].requestID = all[start:e]
 			start = e
 		}
+		sortTies(chunk)
 		allocs <- chunk
 		chunk, ids, idEnd = make(allocChunk, 0, eventChunk), ids[:0], idEnd[:0]
 	}
@@ -221,14 +226,14 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 			if end < t {
 				return fmt.Errorf("analysis: %s: on %s, row %d ends at %d before it starts at %d", qChunk, name, rowC.Value(i), end, t)
 			}
+			if len(chunk) >= eventChunk && t > lastT {
+				send() // between two times: send sorts each time's rows whole
+			}
 			lastT = t
 			chunk = append(chunk, replayAlloc{ts: t, end: end, slots: slotsC.Value(i),
 				overwrite: owC.Value(i), rowID: rowC.Value(i)})
 			ids = append(ids, rid.Value(i)...)
 			idEnd = append(idEnd, len(ids))
-			if len(chunk) == eventChunk {
-				send()
-			}
 		}
 		return nil
 	}
@@ -294,6 +299,27 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		return nil, err
 	}
 	return out, nil
+}
+
+// sortTies puts the allocations of each time in c in (request_id byte
+// order, row_id) order: the table gives them by (ts, row_id), and a chunk
+// holds every row of the times it holds (runReplay cuts between times).
+func sortTies(c allocChunk) {
+	for i := 0; i < len(c); {
+		j := i + 1
+		for j < len(c) && c[j].ts == c[i].ts {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(c[i:j], func(a, b replayAlloc) int {
+				if o := strings.Compare(a.requestID, b.requestID); o != 0 {
+					return o
+				}
+				return cmp.Compare(a.rowID, b.rowID)
+			})
+		}
+		i = j
+	}
 }
 
 // instanceNames runs query (one text column) and returns its rows.

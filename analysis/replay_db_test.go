@@ -16,8 +16,20 @@ import (
 // case database and the whole analysis; every trigger's unknown slots and
 // every replay pair (exposures' slots=) must equal the slot-by-slot replay
 // of the same rows in DESIGN.md's order. This pins the query's event order
-// (analysis_06_replay_events.sql), which the Go tests take as given.
+// (analysis_06_replay_events.sql, with the reader's order among rows of
+// one time), which the Go tests take as given. It runs with the reader's
+// chunks as they are and with chunks of 3 rows, cut between times.
 func TestReplayThroughDatabase(t *testing.T) {
+	for _, chunk := range []int{eventChunk, 3} {
+		t.Run(fmt.Sprintf("chunk=%d", chunk), func(t *testing.T) {
+			defer func(n int) { eventChunk = n }(eventChunk)
+			eventChunk = chunk
+			testReplayThroughDatabase(t)
+		})
+	}
+}
+
+func testReplayThroughDatabase(t *testing.T) {
 	const prefill, decode = 40, 100
 	timeline := "d2,decode,130,2026-09-01T10:01:00Z\nd3,decode,90,2026-09-01T10:02:00Z\n"
 	growth := map[string][]poolGrowth{
