@@ -28,58 +28,7 @@ func TestSharedTenantCounts(t *testing.T) {
 	}
 	defer db.Close()
 
-	// Prompts of Zipf-distributed words (a natural language's profile), a
-	// system prompt that tenants 0-5 put before theirs, a phrase one
-	// tenant repeats; some rows log only a response, some nothing.
-	rng := rand.New(rand.NewPCG(7, 11))
-	vocab := make([]string, 400)
-	for i := range vocab {
-		vocab[i] = fmt.Sprintf("w%03d", i)
-	}
-	zipf := func() string {
-		return vocab[min(len(vocab)-1, int(float64(len(vocab))*rng.Float64()*rng.Float64()*rng.Float64()))]
-	}
-	words := func(n int) string {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = zipf()
-		}
-		return strings.Join(w, " ")
-	}
-	const system = "You are a careful assistant of the support desk, answer in the language of the question"
-	const repeated = "order number seven four two nine was never delivered to us"
-	type row struct {
-		id             int64
-		tenant, model  string
-		prompt, answer sql.NullString
-	}
-	var rows []row
-	for id := int64(1); id <= 400; id++ {
-		tn := int(rng.IntN(12))
-		r := row{id: id << 3, tenant: fmt.Sprintf("t%d", tn), model: fmt.Sprintf("m%d", rng.IntN(2))}
-		switch k := rng.IntN(10); {
-		case k == 0: // nothing logged
-		case k == 1:
-			r.answer = sql.NullString{String: words(20), Valid: true}
-		default:
-			p := words(8 + rng.IntN(40))
-			if tn < 6 {
-				p = system + ". " + p
-			}
-			if tn == 7 {
-				p = repeated + " " + p + " " + repeated
-			}
-			r.prompt = sql.NullString{String: p, Valid: true}
-			if k < 5 {
-				r.answer = sql.NullString{String: words(15), Valid: true}
-			}
-		}
-		rows = append(rows, r)
-		if _, err := db.ExecContext(ctx, `INSERT INTO requests (row_id, request_id, ts, tenant_id, model, prompt_tokens, prompt_text, response_text, row_hash, file_id, line)
-VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', ?, ?, 10, ?, ?, ?, 1, ?)`, r.id, r.id, r.tenant, r.model, r.prompt, r.answer, r.id, r.id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rows := zipfRows(t, db, 400)
 	if _, err := textmatch.Update(ctx, db, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +61,8 @@ VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', ?, ?, 10, ?, ?, ?, 1,
 		model string
 		hash  uint64
 	}
-	asked := map[key]bool{{"m0", first(system)}: true, {"m1", first(system)}: true,
-		{"m0", first(repeated)}: true, {"m1", first(repeated)}: true, {"m1", 12345}: true}
+	asked := map[key]bool{{"m0", first(zipfSystem)}: true, {"m1", first(zipfSystem)}: true,
+		{"m0", first(zipfRepeated)}: true, {"m1", first(zipfRepeated)}: true, {"m1", 12345}: true}
 	for m, hs := range tenants {
 		i := 0
 		for h := range hs {
@@ -171,12 +120,183 @@ VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', ?, ?, 10, ?, ?, ?, 1,
 			none++
 		}
 	}
-	if many == 0 || none == 0 || got[key{"m0", first(system)}] < 5 || got[key{"m0", first(repeated)}] != 1 {
+	if many == 0 || none == 0 || got[key{"m0", first(zipfSystem)}] < 5 || got[key{"m0", first(zipfRepeated)}] != 1 {
 		t.Errorf("the case does not test what it should: %d shingles of 6 tenants or more, %d of none; template %d tenants, repeated phrase %d",
-			many, none, got[key{"m0", first(system)}], got[key{"m0", first(repeated)}])
+			many, none, got[key{"m0", first(zipfSystem)}], got[key{"m0", first(zipfRepeated)}])
 	}
 	var left bool
 	if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM duckdb_tables() WHERE table_name = 'text_prompt_hits')").Scan(&left); err != nil || left {
 		t.Errorf("the hits table is left after the count (%v)", err)
+	}
+}
+
+// zipfRow is one request of zipfRows.
+type zipfRow struct {
+	id             int64
+	tenant, model  string
+	prompt, answer sql.NullString
+}
+
+// zipfRows inserts n requests of twelve tenants and two models into db:
+// prompts of Zipf-distributed words (a natural language's profile), a
+// system prompt that tenants 0-5 put before theirs, a phrase tenant 7
+// repeats; some rows log only a response, some nothing.
+func zipfRows(t *testing.T, db *sql.DB, n int64) []zipfRow {
+	t.Helper()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	vocab := make([]string, 400)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%03d", i)
+	}
+	zipf := func() string {
+		return vocab[min(len(vocab)-1, int(float64(len(vocab))*rng.Float64()*rng.Float64()*rng.Float64()))]
+	}
+	words := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = zipf()
+		}
+		return strings.Join(w, " ")
+	}
+	var rows []zipfRow
+	for id := int64(1); id <= n; id++ {
+		tn := int(rng.IntN(12))
+		r := zipfRow{id: id << 3, tenant: fmt.Sprintf("t%d", tn), model: fmt.Sprintf("m%d", rng.IntN(2))}
+		switch k := rng.IntN(10); {
+		case k == 0: // nothing logged
+		case k == 1:
+			r.answer = sql.NullString{String: words(20), Valid: true}
+		default:
+			p := words(8 + rng.IntN(40))
+			if tn < 6 {
+				p = zipfSystem + ". " + p
+			}
+			if tn == 7 {
+				p = zipfRepeated + " " + p + " " + zipfRepeated
+			}
+			r.prompt = sql.NullString{String: p, Valid: true}
+			if k < 5 {
+				r.answer = sql.NullString{String: words(15), Valid: true}
+			}
+		}
+		rows = append(rows, r)
+		if _, err := db.ExecContext(ctx, `INSERT INTO requests (row_id, request_id, ts, tenant_id, model, prompt_tokens, prompt_text, response_text, row_hash, file_id, line)
+VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', ?, ?, 10, ?, ?, ?, 1, ?)`, r.id, r.id, r.tenant, r.model, r.prompt, r.answer, r.id, r.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rows
+}
+
+const (
+	zipfSystem   = "You are a careful assistant of the support desk, answer in the language of the question"
+	zipfRepeated = "order number seven four two nine was never delivered to us"
+)
+
+// TestSpecCountsInRanges: the tenants whose prompts of a model hold each
+// response fingerprint (text_spec, counted a range of prompts at a time)
+// equal a count made here from each prompt's winnowed fingerprints, with
+// ranges of 7 rows (cut between rows of one tenant and one fingerprint) and
+// with one range; counts under 2 are left out.
+func TestSpecCountsInRanges(t *testing.T) {
+	ctx := context.Background()
+	db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows := zipfRows(t, db, 400)
+	// Responses that carry prompts' text: the system prompt many tenants
+	// use, and the prompt of the row before (another tenant's, often).
+	if _, err := db.ExecContext(ctx, `UPDATE requests SET response_text = CASE WHEN row_id % 3 = 0
+    THEN ? || ' ' || response_text
+    ELSE coalesce((SELECT p.prompt_text FROM requests p WHERE p.row_id = requests.row_id - 8), '') || ' ' || response_text END
+WHERE response_text IS NOT NULL`, zipfSystem); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := textmatch.Update(ctx, db, nil); err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		model string
+		hash  int64
+	}
+	tenants := map[key]map[string]bool{}
+	for _, r := range rows {
+		if !r.prompt.Valid {
+			continue
+		}
+		sh, _ := textmatch.Shingles(r.prompt.String, nil, nil)
+		for _, p := range textmatch.Winnow(sh, nil) {
+			k := key{r.model, int64(sh[p])}
+			if tenants[k] == nil {
+				tenants[k] = map[string]bool{}
+			}
+			tenants[k][r.tenant] = true
+		}
+	}
+	// read returns the (model, hash, n) rows of query as a map.
+	read := func(conn *sql.Conn, query string) map[key]int {
+		t.Helper()
+		out := map[key]int{}
+		res, err := conn.QueryContext(ctx, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Close()
+		for res.Next() {
+			var k key
+			var n int
+			if err := res.Scan(&k.model, &k.hash, &n); err != nil {
+				t.Fatal(err)
+			}
+			out[k] = n
+		}
+		return out
+	}
+	for _, rangeRows := range []int64{7, 1 << 40} {
+		func() {
+			defer func(n int64) { *textmatch.SpecRows = n }(*textmatch.SpecRows)
+			*textmatch.SpecRows = rangeRows
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			for _, q := range []string{"DELETE FROM text_spec_memo", "DELETE FROM text_spec_rows",
+				"CREATE OR REPLACE TEMP TABLE text_responses AS SELECT row_id FROM requests WHERE response_text IS NOT NULL"} {
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := textmatch.Prepare(ctx, conn, nil, textmatch.Thresholds{CommonTenants: 3}); err != nil {
+				t.Fatal(err)
+			}
+			spec := read(conn, "SELECT model, hash, tenants FROM text_spec")
+			asked := read(conn, "SELECT DISTINCT model, hash, 0 FROM text_resp_fps")
+			var many int
+			for k := range asked {
+				want := len(tenants[k])
+				if got, ok := spec[k]; want >= 2 && got != want || want < 2 && ok {
+					t.Errorf("ranges of %d rows: model %s fingerprint %d: %d tenants (counted: %v), want %d", rangeRows, k.model, k.hash, got, ok, want)
+				}
+				if want >= 6 {
+					many++
+				}
+			}
+			for k := range spec {
+				if _, ok := asked[k]; !ok {
+					t.Errorf("ranges of %d rows: model %s fingerprint %d counted, and no response holds it", rangeRows, k.model, k.hash)
+				}
+			}
+			if len(spec) == 0 || many == 0 || len(asked) <= len(spec) {
+				t.Errorf("ranges of %d rows: %d counts of %d response fingerprints, %d of 6 tenants or more: the case tests little", rangeRows, len(spec), len(asked), many)
+			}
+			var left bool
+			if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM duckdb_tables() WHERE table_name IN ('text_spec_parts', 'text_spec_keys'))").Scan(&left); err != nil || left {
+				t.Errorf("the ranges' tables are left after the count (%v)", err)
+			}
+		}()
 	}
 }
