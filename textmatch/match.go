@@ -99,7 +99,7 @@ func Prepare(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresh
 	return exec("evidence_12_rare_fps")
 }
 
-// specRows is how many rows of requests one range of
+// specRows is about how many rows of requests one range of
 // evidence_10f_spec_piece covers: its join builds on them (some tens of
 // bytes a row), so a range stays well inside memory_limit.
 var specRows int64 = 8 << 20
@@ -114,12 +114,13 @@ func countSpecs(ctx context.Context, conn *sql.Conn, exec func(string, ...any) e
 	if err := exec("evidence_10d_spec_parts_table"); err != nil {
 		return err
 	}
-	var lo, hi sql.NullInt64
-	if err := conn.QueryRowContext(ctx, queries.Get("evidence_10e_spec_bounds")).Scan(&lo, &hi); err != nil {
-		return fmt.Errorf("textmatch: evidence_10e_spec_bounds: %w", err)
+	bounds, err := readInt64s(arrowReader(ctx, conn), "evidence_10e_spec_bounds", []any{specRows})
+	if err != nil {
+		return err
 	}
-	for a := lo.Int64; lo.Valid && a <= hi.Int64; a += specRows {
-		if err := execQuery(ctx, conn, "evidence_10f_spec_piece", a, a+specRows); err != nil {
+	for i := range bounds {
+		lo, hi := rangeAt(bounds, i)
+		if err := execQuery(ctx, conn, "evidence_10f_spec_piece", lo, hi); err != nil {
 			return err
 		}
 	}
