@@ -194,12 +194,11 @@ const (
 	zipfRepeated = "order number seven four two nine was never delivered to us"
 )
 
-// TestSpecCountsInRanges: the tenants whose prompts of a model hold each
-// response fingerprint (text_spec, counted a range of prompts at a time)
-// equal a count made here from each prompt's winnowed fingerprints, with
-// ranges of 7 rows (cut between rows of one tenant and one fingerprint) and
-// with one range; counts under 2 are left out.
-func TestSpecCountsInRanges(t *testing.T) {
+// TestSpecCounts: the tenants whose prompts of a model hold each response
+// fingerprint (text_spec, evidence_11_spec) equal a count made here from
+// each prompt's winnowed fingerprints, on rows stored out of row_id order;
+// counts under 2 are left out.
+func TestSpecCounts(t *testing.T) {
 	ctx := context.Background()
 	db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))
 	if err != nil {
@@ -262,48 +261,38 @@ WHERE response_text IS NOT NULL`, zipfSystem); err != nil {
 		}
 		return out
 	}
-	for _, rangeRows := range []int64{7, 1 << 40} {
-		func() {
-			defer func(n int64) { *textmatch.SpecRows = n }(*textmatch.SpecRows)
-			*textmatch.SpecRows = rangeRows
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			for _, q := range []string{"DELETE FROM text_spec_memo", "DELETE FROM text_spec_rows",
-				"CREATE OR REPLACE TEMP TABLE text_responses AS SELECT row_id FROM requests WHERE response_text IS NOT NULL"} {
-				if _, err := conn.ExecContext(ctx, q); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := textmatch.Prepare(ctx, conn, nil, textmatch.Thresholds{CommonTenants: 3}); err != nil {
-				t.Fatal(err)
-			}
-			spec := read(conn, "SELECT model, hash, tenants FROM text_spec")
-			asked := read(conn, "SELECT DISTINCT model, hash, 0 FROM text_resp_fps")
-			var many int
-			for k := range asked {
-				want := len(tenants[k])
-				if got, ok := spec[k]; want >= 2 && got != want || want < 2 && ok {
-					t.Errorf("ranges of %d rows: model %s fingerprint %d: %d tenants (counted: %v), want %d", rangeRows, k.model, k.hash, got, ok, want)
-				}
-				if want >= 6 {
-					many++
-				}
-			}
-			for k := range spec {
-				if _, ok := asked[k]; !ok {
-					t.Errorf("ranges of %d rows: model %s fingerprint %d counted, and no response holds it", rangeRows, k.model, k.hash)
-				}
-			}
-			if len(spec) == 0 || many == 0 || len(asked) <= len(spec) {
-				t.Errorf("ranges of %d rows: %d counts of %d response fingerprints, %d of 6 tenants or more: the case tests little", rangeRows, len(spec), len(asked), many)
-			}
-			var left bool
-			if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM duckdb_tables() WHERE table_name IN ('text_spec_parts', 'text_spec_keys'))").Scan(&left); err != nil || left {
-				t.Errorf("the ranges' tables are left after the count (%v)", err)
-			}
-		}()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"DELETE FROM text_spec_memo", "DELETE FROM text_spec_rows",
+		"CREATE OR REPLACE TEMP TABLE text_responses AS SELECT row_id FROM requests WHERE response_text IS NOT NULL"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := textmatch.Prepare(ctx, conn, nil, textmatch.Thresholds{CommonTenants: 3}); err != nil {
+		t.Fatal(err)
+	}
+	spec := read(conn, "SELECT model, hash, tenants FROM text_spec")
+	asked := read(conn, "SELECT DISTINCT model, hash, 0 FROM text_resp_fps")
+	var many int
+	for k := range asked {
+		want := len(tenants[k])
+		if got, ok := spec[k]; want >= 2 && got != want || want < 2 && ok {
+			t.Errorf("model %s fingerprint %d: %d tenants (counted: %v), want %d", k.model, k.hash, got, ok, want)
+		}
+		if want >= 6 {
+			many++
+		}
+	}
+	for k := range spec {
+		if _, ok := asked[k]; !ok {
+			t.Errorf("model %s fingerprint %d counted, and no response holds it", k.model, k.hash)
+		}
+	}
+	if len(spec) == 0 || many == 0 || len(asked) <= len(spec) {
+		t.Errorf("%d counts of %d response fingerprints, %d of 6 tenants or more: the case tests little", len(spec), len(asked), many)
 	}
 }

@@ -11,6 +11,3 @@ var CountNewShared = countNewShared
 
 // HitRows lets the tests read the prompts again in many ranges.
 var HitRows = &hitRows
-
-// SpecRows lets the tests count the responses' fingerprints' tenants in many ranges.
-var SpecRows = &specRows

@@ -80,7 +80,7 @@ func Prepare(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresh
 			return err
 		}
 	} else {
-		if err := countSpecs(ctx, conn, exec); err != nil {
+		if err := exec("evidence_11_spec"); err != nil {
 			return err
 		}
 		// The counts before the rows they cover, in one transaction.
@@ -97,39 +97,6 @@ func Prepare(ctx context.Context, conn *sql.Conn, logger *slog.Logger, th Thresh
 		}
 	}
 	return exec("evidence_12_rare_fps")
-}
-
-// specRows is about how many rows of requests one range of
-// evidence_10f_spec_piece covers: its join builds on them (some tens of
-// bytes a row), so a range stays well inside memory_limit.
-var specRows int64 = 8 << 20
-
-// countSpecs fills text_spec: the tenants whose prompts hold each
-// response fingerprint, a range of prompts at a time, then counted over
-// the case.
-func countSpecs(ctx context.Context, conn *sql.Conn, exec func(string, ...any) error) error {
-	if err := exec("evidence_10c_spec_keys"); err != nil {
-		return err
-	}
-	if err := exec("evidence_10d_spec_parts_table"); err != nil {
-		return err
-	}
-	bounds, err := readInt64s(arrowReader(ctx, conn), "evidence_10e_spec_bounds", []any{specRows})
-	if err != nil {
-		return err
-	}
-	for i := range bounds {
-		lo, hi := rangeAt(bounds, i)
-		if err := execQuery(ctx, conn, "evidence_10f_spec_piece", lo, hi); err != nil {
-			return err
-		}
-	}
-	for _, name := range []string{"evidence_11_spec", "evidence_11e_drop_spec_parts", "evidence_11f_drop_spec_keys"} {
-		if err := exec(name); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // responseFingerprints fills the temp table text_resp_hashes with the
