@@ -312,10 +312,7 @@ func sortTies(c allocChunk) {
 		}
 		if j-i > 1 {
 			slices.SortFunc(c[i:j], func(a, b replayAlloc) int {
-				if o := strings.Compare(a.requestID, b.requestID); o != 0 {
-					return o
-				}
-				return cmp.Compare(a.rowID, b.rowID)
+				return cmp.Or(strings.Compare(a.requestID, b.requestID), cmp.Compare(a.rowID, b.rowID))
 			})
 		}
 		i = j
