@@ -389,7 +389,7 @@ func upperHeading(h string) string {
 // it linked.
 func appendEsc(b []byte, s string) []byte {
 	if strings.IndexByte(s, '@') < 0 {
-		return appendEscaped(b, s) // no address to link (the regexp is most of the rendering's time)
+		return appendEscaped(b, s) // no address to link: no copy for the finder
 	}
 	start := len(b)
 	esc := string(appendEscaped(b, s)[start:])
