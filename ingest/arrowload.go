@@ -67,6 +67,7 @@ type arrowChunk struct {
 	rec     arrow.RecordBatch
 	rows    []bool // per line: a row (true) or the next of rejects
 	rejects []outcome
+	ids     []uint64 // per row: duckHash of its request_id
 }
 
 // rowBuilder appends rows to a record batch of requestsArrowSchema.
@@ -137,6 +138,7 @@ func (rb *rowBuilder) add(fileID, line int64, q *quickRow) {
 func (rb *rowBuilder) parse(c *arrowChunk, fileID int64, m *Mapping, judge func([]byte, int64) outcome, long *longLines, anyLong *atomic.Bool) {
 	start := 0
 	c.rows = make([]bool, len(c.lines))
+	c.ids = make([]uint64, 0, len(c.lines))
 	rb.b.Reserve(len(c.lines))
 	for i, end := range c.ends {
 		b, line := c.buf[start:end], c.lines[i]
@@ -151,6 +153,7 @@ func (rb *rowBuilder) parse(c *arrowChunk, fileID int64, m *Mapping, judge func(
 		if quickParse(b, m, &q) {
 			rb.add(fileID, line, &q)
 			c.rows[i] = true
+			c.ids = append(c.ids, duckHash(q.text[fRequestID]))
 			continue
 		}
 		o := judge(b, line)
@@ -166,15 +169,38 @@ func (rb *rowBuilder) parse(c *arrowChunk, fileID int64, m *Mapping, judge func(
 		}
 		rb.add(fileID, line, &q)
 		c.rows[i] = true
+		c.ids = append(c.ids, duckHash(q.text[fRequestID]))
 	}
 	c.rec = rb.b.NewRecordBatch()
 }
 
 // heldSink counts the rows and holds the rejects (behind the tornSink, so
-// the last one may be marked torn) until the insert ends.
+// the last one may be marked torn) until the insert ends, and the rows'
+// request_id hashes, for the duplicate search of a first file, up to
+// maxHeldIDs of them (8 bytes a row; a longer file drops them and the
+// search reads the ids back in SQL).
 type heldSink struct {
 	rows, bytes int64
 	rejects     []outcome
+	ids         *idBuckets
+	idsDropped  bool
+}
+
+// maxHeldIDs bounds the request_id hashes held: 64 MiB.
+const maxHeldIDs = 1 << 23
+
+// addIDs keeps a chunk's request_id hashes.
+func (h *heldSink) addIDs(ids []uint64) {
+	switch {
+	case h.idsDropped:
+	case h.ids == nil:
+		h.ids = &idBuckets{}
+		fallthrough
+	case h.ids.n+len(ids) <= maxHeldIDs:
+		h.ids.add(ids)
+	default:
+		h.ids, h.idsDropped = nil, true
+	}
 }
 
 func (h *heldSink) row(line int64, _ values) error {
@@ -299,6 +325,7 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 					return err
 				}
 			}
+			held.addIDs(c.ids)
 			select {
 			case recs <- c.rec:
 				return nil
@@ -446,6 +473,11 @@ func (l *loader) finishHeld(ctx context.Context, held *heldSink) error {
 		return err
 	}
 	rejected := int64(len(held.rejects))
+	if held.ids != nil && int64(held.ids.n) == held.rows {
+		l.ids = held.ids
+	}
+	held.ids = nil
+	defer func() { l.ids = nil }()
 	return l.finish(ctx, held.rows+rejected, held.rows, rejected, 0)
 }
 

@@ -69,7 +69,8 @@ func (l *lineReader) next() ([]byte, int64, error) {
 	var size int64 // the line's bytes, its ending included
 	long := false
 	var last, beforeNL byte
-	for {
+	var whole []byte // the line, when the reader's buffer holds all of it
+	for first := true; ; first = false {
 		chunk, err := l.r.ReadSlice('\n')
 		size += int64(len(chunk))
 		if n := len(chunk); n > 0 && chunk[n-1] == '\n' {
@@ -85,9 +86,16 @@ func (l *lineReader) next() ([]byte, int64, error) {
 			long = true
 			l.buf = l.buf[:min(len(l.buf), keepLongBytes)]
 		}
-		if !long {
+		switch room := keepLongBytes - len(l.buf); {
+		case first && err == nil && !long:
+			// The usual line, whole in one read: handed out of the
+			// reader's buffer, which holds it until the next call, as
+			// l.buf would, so that a line is not copied twice on its way
+			// to a batch.
+			whole = chunk
+		case !long:
 			l.buf = append(l.buf, chunk...)
-		} else if room := keepLongBytes - len(l.buf); room > 0 {
+		case room > 0:
 			l.buf = append(l.buf, chunk[:min(len(chunk), room)]...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -114,6 +122,9 @@ func (l *lineReader) next() ([]byte, int64, error) {
 			content--
 		}
 		b := l.buf
+		if whole != nil {
+			b = whole
+		}
 		if !long {
 			b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
 		}
