@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"encoding/json"
 	"math"
 	"time"
@@ -283,13 +284,21 @@ func (p *picker) plainStr() (s, e int, ok bool) {
 	b := p.b
 	i := s
 	// Eight bytes at a time: any byte that is '"', '\\' or below 0x20.
+	// The lowest flagged byte is exact (the borrows that can flag bytes
+	// wrongly only run upwards from a true one), so the usual string ends
+	// here without a second pass over its last word.
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		q, bs := x^(ones*'"'), x^(ones*'\\')
-		stop := ((q - ones) &^ q) | ((bs - ones) &^ bs) | (x - ones*0x20)
-		if stop&^x&highs != 0 {
-			break
+		stop := (((q - ones) &^ q) | ((bs - ones) &^ bs) | (x - ones*0x20)) &^ x & highs
+		if stop != 0 {
+			i += bits.TrailingZeros64(stop) / 8
+			if b[i] != '"' {
+				return 0, 0, false
+			}
+			p.i = i + 1
+			return s, i, true
 		}
 	}
 	for ; i < len(b); i++ {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -163,6 +164,41 @@ func TestQuickMicrosIsQuickTime(t *testing.T) {
 		}
 		if ok != wok || ok && us != want.UnixMicro() {
 			t.Errorf("%s: quickMicros %d %v, quickTime %v %v", s, us, ok, want, wok)
+		}
+	}
+}
+
+// TestPlainStrIsByteLoop holds plainStr's eight-bytes-at-a-time scan to
+// the plain definition (the string ends at the first '"'; a '\\' or a
+// byte below 0x20 before it gives up) on random texts that put those
+// bytes at every offset of a word, near the line's end and past it,
+// among bytes that borrow (0x00, 0x01, 0x1f, 0x21, 0x5b, 0x5d, 0x80, 0xff).
+func TestPlainStrIsByteLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	alphabet := []byte{'a', 'z', '0', ' ', '"', '\\', 0x00, 0x01, 0x1f, 0x20, 0x21, 0x22, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0xc3, 0xa9, 0xff}
+	for n := range 100_000 {
+		b := []byte{'"'}
+		for k := r.IntN(40); k > 0; k-- {
+			c := byte('a' + r.IntN(26))
+			if r.IntN(6) == 0 {
+				c = alphabet[r.IntN(len(alphabet))]
+			}
+			b = append(b, c)
+		}
+		wantS, wantE, wantOK := 1, 0, false
+		for i := 1; i < len(b); i++ {
+			if b[i] == '"' {
+				wantE, wantOK = i, true
+				break
+			}
+			if b[i] == '\\' || b[i] < 0x20 {
+				break
+			}
+		}
+		p := picker{b: b}
+		s, e, ok := p.plainStr()
+		if ok != wantOK || ok && (s != wantS || e != wantE || p.i != e+1) || !ok && p.i != 0 {
+			t.Fatalf("text %d %q: plainStr = %d, %d, %v (p.i %d), want %d, %d, %v", n, b, s, e, ok, p.i, wantS, wantE, wantOK)
 		}
 	}
 }
