@@ -29,7 +29,7 @@ func BenchmarkParseChunk(b *testing.B) {
 	}
 	judge := judgeJSONL(m, fileInstance{})
 	rb := newRowBuilder(&poolAllocator{})
-	defer rb.b.Release()
+	defer rb.release()
 	var long longLines
 	var anyLong atomic.Bool
 	b.SetBytes(int64(len(c.buf)))
