@@ -2,9 +2,9 @@ package ingest
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"time"
 	"unicode/utf8"
 )
