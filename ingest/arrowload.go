@@ -117,7 +117,7 @@ func (rb *rowBuilder) reset(rows int) {
 	rb.rowID, rb.line = int64s(rb.bufs[rb.rowIDIdx]), int64s(rb.bufs[rb.lineIdx])
 	for f := range nFields {
 		rb.valid[f], rb.nulls[f] = nil, 0
-		switch fieldType(f) {
+		switch fieldTypes[f] {
 		case arrow.STRING:
 			rb.offIdx[f] = rb.alloc(4 * (rows + 1))
 			rb.off[f] = int32s(rb.bufs[rb.offIdx[f]])
@@ -133,9 +133,7 @@ func (rb *rowBuilder) reset(rows int) {
 	}
 }
 
-// fieldType is the Arrow type of canonical field f's column.
-func fieldType(f int) arrow.Type { return fieldTypes[f] }
-
+// fieldTypes are the Arrow types of the canonical fields' columns.
 var fieldTypes = func() (t [nFields]arrow.Type) {
 	for f := range nFields {
 		t[f] = requestsArrowSchema.Field(1 + f).Type.ID()
@@ -227,10 +225,10 @@ func (rb *rowBuilder) batch() arrow.RecordBatch {
 	mk(requestsArrowSchema.Field(0).Type, []*memory.Buffer{nil, buf(rb.rowIDIdx, 8*n)}, 0)
 	for f := range nFields {
 		t := requestsArrowSchema.Field(1 + f).Type
-		switch fieldType(f) {
+		switch fieldTypes[f] {
 		case arrow.STRING:
-			if used := len(rb.data[f]); n > 0 {
-				rb.dataHint[f] = used/n + 1
+			if n > 0 {
+				rb.dataHint[f] = len(rb.data[f])/n + 1
 			}
 			mk(t, []*memory.Buffer{bitmap(f), buf(rb.offIdx[f], 4*(n+1)), buf(rb.dataIdx[f], len(rb.data[f]))}, rb.nulls[f])
 		case arrow.INT32:
