@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/leakmap/leakmap/queries"
 )
 
 // duckHash is DuckDB's hash() of a VARCHAR (Hash<string_t>: the bytes
@@ -56,7 +58,7 @@ func duckHashAgrees(ctx context.Context, conn *sql.Conn) bool {
 	duckHashOnce.Do(func() {
 		for _, s := range duckHashProbes {
 			var h uint64
-			if err := conn.QueryRowContext(ctx, "SELECT hash(?::VARCHAR)", s).Scan(&h); err != nil || h != duckHash([]byte(s)) {
+			if err := conn.QueryRowContext(ctx, queries.Get("ingest_hash_probe"), s).Scan(&h); err != nil || h != duckHash([]byte(s)) {
 				return
 			}
 		}
