@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/leakmap/leakmap/internal/hashset"
 	"github.com/leakmap/leakmap/queries"
 )
 
@@ -98,57 +99,27 @@ func (ib *idBuckets) repeated() []uint64 {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			var set hashSet
+			// A bucket's hashes once each (seen), its repeats once each
+			// (reported): the top bits are the bucket's, the low ones pick
+			// the slot.
+			var seen, reported hashset.Stamped
 			for k := w; k < len(ib.b); k += workers {
-				reps[w] = set.repeats(ib.b[k], reps[w])
+				n := 0
+				for _, hs := range ib.b[k] {
+					n += len(hs)
+				}
+				seen.Reset(n)
+				reported.Reset(n)
+				for _, hs := range ib.b[k] {
+					for _, h := range hs {
+						if !seen.Add(h) && reported.Add(h) {
+							reps[w] = append(reps[w], h)
+						}
+					}
+				}
 			}
 		})
 	}
 	wg.Wait()
 	return slices.Concat(reps...)
-}
-
-// hashSet finds the repeats of one bucket: open addressing on the low
-// bits (the top ones are the bucket's); a slot is empty unless its stamp
-// is this bucket's (seen: stamp; seen and reported: stamp+1), so the set
-// is never cleared between buckets.
-type hashSet struct {
-	keys   []uint64
-	stamps []uint32
-	stamp  uint32
-}
-
-// repeats appends to rep each value of the blocks that occurs more than
-// once, once.
-func (s *hashSet) repeats(blocks [][]uint64, rep []uint64) []uint64 {
-	n := 0
-	for _, hs := range blocks {
-		n += len(hs)
-	}
-	size := 2
-	for size < 2*n {
-		size *= 2
-	}
-	if size > len(s.keys) {
-		s.keys, s.stamps, s.stamp = make([]uint64, size), make([]uint32, size), 0
-	}
-	s.stamp += 2
-	mask := uint64(size - 1)
-	for _, hs := range blocks {
-		for _, h := range hs {
-			for i := h & mask; ; i = (i + 1) & mask {
-				switch st := s.stamps[i]; {
-				case st != s.stamp && st != s.stamp+1:
-					s.keys[i], s.stamps[i] = h, s.stamp
-				case s.keys[i] != h:
-					continue
-				case st == s.stamp:
-					s.stamps[i] = s.stamp + 1
-					rep = append(rep, h)
-				}
-				break
-			}
-		}
-	}
-	return rep
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/leakmap/leakmap/internal/hashset"
 	"github.com/leakmap/leakmap/internal/memwatch"
 	"github.com/leakmap/leakmap/queries"
 )
@@ -103,7 +104,7 @@ func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n 
 // shingles of the set, each once per prompt.
 type hitWorker struct {
 	set       *hashSet // read only: shared by the workers
-	seen      distinct
+	seen      hashset.Stamped
 	sh, words []uint64
 }
 
@@ -132,10 +133,10 @@ func (w *hitWorker) hits(rec arrow.RecordBatch) (*hitList, error) {
 			if fresh {
 				// Most prompts hold none of the set: the prompt's own
 				// set is emptied only for those that do.
-				w.seen.reset(len(w.sh))
+				w.seen.Reset(len(w.sh))
 				fresh = false
 			}
-			if w.seen.add(h) {
+			if w.seen.Add(h) {
 				res.row = append(res.row, ids.Value(i))
 				res.hash = append(res.hash, int64(h))
 			}

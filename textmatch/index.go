@@ -243,44 +243,6 @@ func (hw *hashWorker) fingerprint(ids *array.Int64, col stringColumn) fingerprin
 	return f
 }
 
-// distinct is a set of shingle hashes, emptied for each text without
-// clearing a map: a slot is in the set when its stamp is the current
-// one. Open addressing on the hash's low bits (the hashes are mixed).
-type distinct struct {
-	keys  []uint64
-	stamp []uint32
-	now   uint32
-	mask  uint64
-}
-
-// reset empties the set, sized for n hashes.
-func (d *distinct) reset(n int) {
-	if size := len(d.keys); size < 2*n || size == 0 {
-		size = max(64, size)
-		for size < 2*n {
-			size *= 2
-		}
-		d.keys, d.stamp, d.now, d.mask = make([]uint64, size), make([]uint32, size), 0, uint64(size-1)
-	}
-	if d.now++; d.now == 0 {
-		clear(d.stamp) // the stamps wrapped around
-		d.now = 1
-	}
-}
-
-// add puts h in the set; it reports whether h was not in it.
-func (d *distinct) add(h uint64) bool {
-	for i := h & d.mask; ; i = (i + 1) & d.mask {
-		if d.stamp[i] != d.now {
-			d.stamp[i], d.keys[i] = d.now, h
-			return true
-		}
-		if d.keys[i] == h {
-			return false
-		}
-	}
-}
-
 var (
 	fingerprintSchema = arrow.NewSchema([]arrow.Field{
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
