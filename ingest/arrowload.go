@@ -168,11 +168,8 @@ func (rb *rowBuilder) add(fileID, line int64, q *quickRow) {
 					rb.bufs[rb.dataIdx[f]], d = nb[:cap(nb)], nb
 				}
 				rb.data[f] = append(d, q.text[f]...)
-			} else {
-				rb.null(f)
 			}
 			rb.off[f][n+1] = int32(len(rb.data[f]))
-			continue
 		case arrow.INT32:
 			if has {
 				rb.status[n] = int32(q.num[f])
@@ -186,12 +183,10 @@ func (rb *rowBuilder) add(fileID, line int64, q *quickRow) {
 				rb.num[f][n] = q.num[f]
 			}
 		}
-		if !has {
+		switch {
+		case !has:
 			rb.null(f)
-		}
-	}
-	for f := range nFields {
-		if rb.valid[f] != nil && q.has(f) {
+		case rb.valid[f] != nil:
 			bitutil.SetBit(rb.valid[f], n)
 		}
 	}
