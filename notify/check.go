@@ -307,10 +307,17 @@ func (c *checker) pairOf(wh []uint64, a, b wordLine) *pairFacts {
 // words and their cheap hashes, its generic units, and the hits of the
 // k-grams inside it (pos from the line's first word).
 type lineFacts struct {
+	raw   string // the line as written (the cache's key)
 	w     []string
 	wh    []uint64
 	units []unitInfo
 	hits  []hit
+	// The line that last followed this one (any line, with words or
+	// not), for the quick set of size succN. A pointer: it keeps at most
+	// that line alive past the cache, and it the line after it, until
+	// this line is followed by another.
+	succ  *lineFacts
+	succN int
 	// The pair this line last formed with the next line with words
 	// (pairOf), for the quick set of size nextN: next is that line's id,
 	// not a pointer, so that no line the cache has let go is kept alive.
@@ -325,7 +332,7 @@ type lineFacts struct {
 func (c *checker) lineFactsOf(raw string) *lineFacts {
 	line := strings.Clone(normalize(raw)) // the cache must not hold the segment
 	c.lineIDs++
-	f := &lineFacts{id: c.lineIDs}
+	f := &lineFacts{id: c.lineIDs, raw: strings.Clone(raw)}
 	c.starts = c.starts[:0]
 	f.w, c.starts = appendWordsAt(nil, c.starts, line)
 	f.wh = make([]uint64, len(f.w))
@@ -559,6 +566,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 		units := c.us[:0]    // generic identifiers standing alone, in this segment
 		prose := c.prose[:0] // per line: running text, where bare numbers are checked
 		wlines := c.wlines[:0]
+		var prev *lineFacts // the line before, in the quick path
 		for li, rest := 0, seg.text; ; li++ {
 			raw, after, more := strings.Cut(rest, "\n")
 			prose = append(prose, seg.kind == segProse || seg.kind == segHeaders && len(raw) >= 8 && strings.EqualFold(raw[:8], "subject:"))
@@ -567,12 +575,23 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 				n = len(wh)
 				// Most lines are the templates' own, the same in
 				// thousands of notices: their facts are cached by the
-				// line as written, in a small cache.
-				f := c.recent.get(raw)
-				if f == nil {
-					f = c.lineFactsOf(raw)
-					c.recent.put(strings.Clone(raw), f)
+				// line as written, in a small cache. A template line is
+				// mostly followed by the same line as the last time:
+				// that one is compared first, which spares hashing the
+				// line for the cache.
+				var f *lineFacts
+				if prev != nil && prev.succ != nil && prev.succN == c.m.quick.n && prev.succ.raw == raw {
+					f = prev.succ
+				} else {
+					if f = c.recent.get(raw); f == nil {
+						f = c.lineFactsOf(raw)
+						c.recent.put(f.raw, f)
+					}
+					if prev != nil {
+						prev.succ, prev.succN = f, c.m.quick.n
+					}
 				}
+				prev = f
 				if len(f.w) > 0 {
 					wlines = append(wlines, wordLine{f, n})
 				}

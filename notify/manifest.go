@@ -27,8 +27,9 @@ import (
 type manifest struct {
 	notices map[string]string    // file -> owner key ("regulator" for the regulator)
 	numbers map[string]numberSet // file -> the numbers its own facts write
-	// numberText: file -> numbers[file].String(), where the draft made
-	// it already (100,000 notices: a third of a second written once more).
+	// numberText: file -> the String form of the numbers its own facts
+	// write, where the draft made it already; the draft keeps only this
+	// for its tenant notices (numbers checks a notice read back).
 	numberText map[string]string
 	files      []string // sorted
 	ids        map[digest][]idOwner
