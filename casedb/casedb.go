@@ -101,10 +101,6 @@ func OpenWith(ctx context.Context, path string, opts Options) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open case database %s: %w", path, err)
 	}
-	if err := configureAllocator(); err != nil {
-		connector.Close()
-		return nil, fmt.Errorf("open case database %s: %w", path, err)
-	}
 	db := sql.OpenDB(connector)
 	if err := ApplySchema(ctx, db); err != nil {
 		db.Close()
