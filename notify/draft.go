@@ -110,7 +110,8 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	// DPO, else the provider's security contact.
 	replyTo := inc.Provider.Contact()
 	contact, contactIsDPO := replyTo.Address, inc.Provider.DPOEmail != ""
-	if err := prepareOutbox(outbox); err != nil {
+	earlier, err := prepareOutbox(outbox)
+	if err != nil {
 		return nil, err
 	}
 
@@ -145,6 +146,16 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, loadErr
 	}
 	if err != nil {
+		return nil, err
+	}
+
+	// The earlier draft's notices of tenants no longer in the case go;
+	// the others are overwritten in place.
+	keep := map[string]bool{regulatorFile: true}
+	for _, t := range tenants {
+		keep[tenantFile(t.ID)] = true
+	}
+	if err := removeStale(outbox, earlier, keep); err != nil {
 		return nil, err
 	}
 
@@ -404,7 +415,7 @@ func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *
 	if f.Late {
 		v.LateBy = catalog.Get(lang).Duration(f.LateBy)
 	}
-	row := IndexRow{File: "regulator.eml", NoticeID: inc.ID + "/regulator", Kind: "regulator", Roles: "regulator",
+	row := IndexRow{File: regulatorFile, NoticeID: inc.ID + "/regulator", Kind: "regulator", Roles: "regulator",
 		Language: lang, Recipients: contact, Status: StatusReady, MessageID: "<" + messageID(inc.ID, regulatorKey, domain) + ">"}
 	replyTo := inc.Provider.Contact()
 	eml, spec, err := versions.build(row.NoticeID, row.MessageID, emlSpec{From: *from, To: []mail.Address{replyTo}, ReplyTo: &replyTo,
@@ -507,19 +518,47 @@ func (s *csvScratch) attachmentCSV(c *catalog.Catalog, rows []requestRow) []byte
 	return b.Bytes()
 }
 
-// prepareOutbox creates the outbox and removes what an earlier draft left
-// there (its notices, index and manifest), and nothing else.
-func prepareOutbox(outbox string) error {
+// regulatorFile is the regulator notice's file in the outbox.
+const regulatorFile = "regulator.eml"
+
+// prepareOutbox creates the outbox, removes an earlier draft's index and
+// manifest (until they are written again, the outbox can be neither sent
+// nor checked, so an interrupted draft leaves nothing to send), and returns
+// the earlier draft's notice files, which it leaves for the draft to
+// overwrite: on ext4, deleting 100,000 files and creating as many again
+// took 13.8 s and 18.5 s (the new inodes are checked against those just
+// freed), overwriting them 5.5 s. An entry named *.eml that is not a
+// regular file or a folder (a link) goes now: the draft writes only into
+// files of its own.
+func prepareOutbox(outbox string) (map[string]bool, error) {
 	if err := os.MkdirAll(outbox, 0o755); err != nil {
-		return fmt.Errorf("outbox: %w", err)
+		return nil, fmt.Errorf("outbox: %w", err)
 	}
-	entries, err := os.ReadDir(outbox)
+	entries, err := readDirUnsorted(outbox)
 	if err != nil {
-		return fmt.Errorf("outbox: %w", err)
+		return nil, fmt.Errorf("outbox: %w", err)
 	}
+	earlier := map[string]bool{}
 	for _, e := range entries {
 		n := e.Name()
-		if !e.IsDir() && (strings.HasSuffix(n, ".eml") || n == IndexName || n == manifestName) {
+		switch {
+		case e.IsDir():
+		case strings.HasSuffix(n, ".eml") && e.Type().IsRegular():
+			earlier[n] = true
+		case strings.HasSuffix(n, ".eml") || n == IndexName || n == manifestName:
+			if err := os.Remove(filepath.Join(outbox, n)); err != nil {
+				return nil, fmt.Errorf("outbox: %w", err)
+			}
+		}
+	}
+	return earlier, nil
+}
+
+// removeStale removes the earlier draft's notice files this draft does not
+// write (keep).
+func removeStale(outbox string, earlier, keep map[string]bool) error {
+	for n := range earlier {
+		if !keep[n] {
 			if err := os.Remove(filepath.Join(outbox, n)); err != nil {
 				return fmt.Errorf("outbox: %w", err)
 			}

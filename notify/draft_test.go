@@ -77,6 +77,87 @@ func TestDraftIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestRedraftOverwritesInPlace: a redraft over an earlier outbox leaves
+// exactly a fresh draft's files, writes the notices it keeps into the same
+// files (no new inodes: see prepareOutbox), removes a notice of a tenant no
+// longer in the case, never writes through a link, and leaves files and
+// folders that are not the draft's alone.
+func TestRedraftOverwritesInPlace(t *testing.T) {
+	db, dir := openFixture(t)
+	inc := testIncident(t, "")
+	fresh, out := filepath.Join(t.TempDir(), "fresh"), filepath.Join(t.TempDir(), "out")
+	for _, o := range []string{fresh, out} {
+		if _, err := Draft(context.Background(), db, nil, inc, dir, o, testAsOf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := filepath.Join(out, "tenant-t-gamma.eml")
+	before, err := os.Stat(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, []byte("an older notice, longer than nothing"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("not the draft's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(out, "tenant-t-alpha.eml")
+	if err := os.Remove(linked); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, linked); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"tenant-t-gone.eml": "a tenant no longer in the case", "notes.txt": "the responder's"} {
+		if err := os.WriteFile(filepath.Join(out, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(out, "archive.eml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := Draft(context.Background(), db, nil, inc, dir, out, testAsOf); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(kept)
+	if err != nil || !os.SameFile(before, after) {
+		t.Errorf("%s: not overwritten in place (%v)", kept, err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "not the draft's" {
+		t.Errorf("the draft wrote through a link: the file outside the outbox now holds %d bytes", len(b))
+	}
+	if fi, err := os.Lstat(linked); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("%s: want a regular file (%v)", linked, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "notes.txt")); string(b) != "the responder's" {
+		t.Errorf("notes.txt: %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "archive.eml")); err != nil || !fi.IsDir() {
+		t.Errorf("archive.eml: want the folder kept (%v)", err)
+	}
+	want, _ := os.ReadDir(fresh)
+	got, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range got {
+		if n := e.Name(); n != "notes.txt" && n != "archive.eml" {
+			names = append(names, n)
+		}
+	}
+	if len(names) != len(want) {
+		t.Errorf("files after the redraft %v, want those of a fresh draft (%d)", names, len(want))
+	}
+	for _, e := range want {
+		x, _ := os.ReadFile(filepath.Join(fresh, e.Name()))
+		y, err := os.ReadFile(filepath.Join(out, e.Name()))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs from a fresh draft's (%v)", e.Name(), err)
+		}
+	}
+}
+
 func TestSelfOnlyNoticeHasNoCrossTenantWording(t *testing.T) {
 	_, res := draftFixture(t)
 	eps := noticeFor(t, res, "t-eps")
