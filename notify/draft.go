@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/mail"
 	"os"
@@ -589,7 +590,7 @@ func newOutboxWriter(dir string) *outboxWriter {
 		defer close(w.done)
 		for f := range w.ch {
 			if w.err == nil {
-				if err := os.WriteFile(filepath.Join(w.dir, f.name), f.data, 0o644); err != nil {
+				if err := writeOver(filepath.Join(w.dir, f.name), f.data); err != nil {
 					w.err = fmt.Errorf("outbox: %w", err)
 				}
 			}
@@ -613,10 +614,21 @@ func (w *outboxWriter) close() error {
 func writeNotice(outbox string, row *IndexRow, eml []byte) error {
 	sum := sha256.Sum256(eml)
 	row.SHA256 = hex.EncodeToString(sum[:])
-	if err := os.WriteFile(filepath.Join(outbox, row.File), eml, 0o644); err != nil {
+	if err := writeOver(filepath.Join(outbox, row.File), eml); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	return nil
+}
+
+// writeOver writes a notice's file, overwriting an earlier draft's in
+// place; one the draft may not write (made read-only) is replaced, as a
+// draft that removed the earlier files first did.
+func writeOver(path string, data []byte) error {
+	err := os.WriteFile(path, data, 0o644)
+	if errors.Is(err, fs.ErrPermission) && os.Remove(path) == nil {
+		err = os.WriteFile(path, data, 0o644)
+	}
+	return err
 }
 
 var indexHeader = []string{"file", "notice_id", "kind", "tenant_id", "roles", "language", "recipients", "status", "reason", "message_id", "sha256"}
