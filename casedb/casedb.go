@@ -23,11 +23,16 @@ import (
 var schemaSQL string
 
 // initStatements run on every new connection: times are read and written in
-// UTC, and DuckDB never reaches for the network to fetch an extension.
+// UTC, DuckDB never reaches for the network to fetch an extension, and its
+// allocator returns freed memory to the system on background threads, not
+// only when a query thread next allocates: the big joins and sorts free
+// and allocate more than memory_limit within the allocator's decay time
+// (docs/performance.md, "Session 20").
 var initStatements = []string{
 	"SET TimeZone = 'UTC'",
 	"SET autoinstall_known_extensions = false",
 	"SET autoload_known_extensions = false",
+	"SET allocator_background_threads = true",
 }
 
 // Options tune the database engine under a case.

@@ -107,11 +107,12 @@ func TestOpenWithMemoryLimit(t *testing.T) {
 	db.SetMaxOpenConns(3)
 	for i := 0; i < 3; i++ {
 		var limit, temp string
-		if err := db.QueryRow(`SELECT current_setting('memory_limit'), current_setting('temp_directory')`).Scan(&limit, &temp); err != nil {
+		var purge bool
+		if err := db.QueryRow(`SELECT current_setting('memory_limit'), current_setting('temp_directory'), current_setting('allocator_background_threads')`).Scan(&limit, &temp, &purge); err != nil {
 			t.Fatal(err)
 		}
-		if limit != "256.0 MiB" || temp != path+".tmp" {
-			t.Errorf("memory_limit %q temp_directory %q", limit, temp)
+		if limit != "256.0 MiB" || temp != path+".tmp" || !purge {
+			t.Errorf("memory_limit %q temp_directory %q allocator_background_threads %v", limit, temp, purge)
 		}
 	}
 	if d := DefaultMemoryLimit(); d <= 0 || d > 3<<30 {

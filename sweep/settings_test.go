@@ -8,9 +8,10 @@ import (
 	"github.com/leakmap/leakmap/casedb"
 )
 
-// TestSettingsRestored: the sweep lets DuckDB drop insertion order and purge
-// its allocator while it runs, and gives both back when it ends (the ingest
-// numbers rows in file order on preserve_insertion_order).
+// TestSettingsRestored: the sweep lets DuckDB drop insertion order while it
+// runs, and gives it back when it ends (the ingest numbers rows in file
+// order on preserve_insertion_order); the allocator's purging (casedb)
+// stays on.
 func TestSettingsRestored(t *testing.T) {
 	ctx := context.Background()
 	db, err := casedb.Open(ctx, filepath.Join(t.TempDir(), "case.duckdb"))

@@ -79,15 +79,11 @@ func Run(ctx context.Context, db *sql.DB, logger *slog.Logger, opt Options) (*Su
 	// DuckDB holds more than its memory_limit in some of the big joins
 	// below (at 10M requests the limit was 3 GiB and the process 3.9 GiB
 	// with Go's share ~100 MiB): unordered temp tables and a purging
-	// allocator keep it closer (docs/performance.md, the sweep).
+	// allocator (casedb) keep it closer (docs/performance.md, the sweep).
 	if err := exec("sweep_00a_unordered"); err != nil {
 		return nil, err
 	}
 	defer conn.ExecContext(context.Background(), queries.Get("sweep_10_reset_order"))
-	if err := exec("sweep_00b_purge"); err != nil {
-		return nil, err
-	}
-	defer conn.ExecContext(context.Background(), queries.Get("sweep_10b_reset_purge"))
 	models := opt.Models
 	if models == nil {
 		models = []string{}

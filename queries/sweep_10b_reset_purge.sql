@@ -1,2 +1,0 @@
--- sweep: the allocator's default again.
-RESET allocator_background_threads;
