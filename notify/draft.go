@@ -150,13 +150,13 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return nil, err
 	}
 
-	// The earlier draft's notices of tenants no longer in the case go;
-	// the others are overwritten in place.
-	keep := map[string]bool{regulatorFile: true}
+	// The earlier draft's notices this draft writes again are overwritten
+	// in place; the others (tenants no longer in the case) go.
+	delete(earlier, regulatorFile)
 	for _, t := range tenants {
-		keep[tenantFile(t.ID)] = true
+		delete(earlier, tenantFile(t.ID))
 	}
-	if err := removeStale(outbox, earlier, keep); err != nil {
+	if err := removeStale(outbox, earlier); err != nil {
 		return nil, err
 	}
 
@@ -556,13 +556,11 @@ func prepareOutbox(outbox string) (map[string]bool, error) {
 }
 
 // removeStale removes the earlier draft's notice files this draft does not
-// write (keep).
-func removeStale(outbox string, earlier, keep map[string]bool) error {
-	for n := range earlier {
-		if !keep[n] {
-			if err := os.Remove(filepath.Join(outbox, n)); err != nil {
-				return fmt.Errorf("outbox: %w", err)
-			}
+// write again (stale).
+func removeStale(outbox string, stale map[string]bool) error {
+	for n := range stale {
+		if err := os.Remove(filepath.Join(outbox, n)); err != nil {
+			return fmt.Errorf("outbox: %w", err)
 		}
 	}
 	return nil
