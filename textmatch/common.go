@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -22,6 +23,9 @@ import (
 // shingles, a template's prompts the template's).
 var hitRows int64 = 100_000
 
+// stepGCPercent is Go's GOGC while the prompts are read again.
+const stepGCPercent = 25
+
 var hitSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
@@ -37,6 +41,15 @@ var hitSchema = arrow.NewSchema([]arrow.Field{
 func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n int64) error {
 	exec := func(name string, args ...any) error { return execQuery(ctx, conn, name, args...) }
 	read := arrowReader(ctx, conn)
+	// This step holds the analysis's peak memory (100M requests: DuckDB
+	// near its limit while the set and the hits are most of Go's heap).
+	// Both are pointer-free, so collecting more often costs little: at
+	// GOGC 25 Go's heap grows to 1.25 times what is live between
+	// collections instead of twice (docs/performance.md, session 21). A
+	// GOGC the user set is kept.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(stepGCPercent))
+	}
 	hashes, err := readInt64s(read, "evidence_14c1c_shared_new_hashes", nil)
 	if err != nil {
 		return err
