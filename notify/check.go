@@ -330,9 +330,11 @@ type lineFacts struct {
 // lineFactsOf finds the facts of one line as written (lineHits and
 // lineUnits, with the quick set).
 func (c *checker) lineFactsOf(raw string) *lineFacts {
-	line := strings.Clone(normalize(raw)) // the cache must not hold the segment
 	c.lineIDs++
-	f := &lineFacts{id: c.lineIDs, raw: strings.Clone(raw)}
+	f := &lineFacts{id: c.lineIDs, raw: strings.Clone(raw)} // the cache must not hold the segment
+	// normalize returns its argument or a new string: the line is the
+	// clone's, not the segment's, without a second copy.
+	line := normalize(f.raw)
 	c.starts = c.starts[:0]
 	f.w, c.starts = appendWordsAt(nil, c.starts, line)
 	f.wh = make([]uint64, len(f.w))
