@@ -152,6 +152,26 @@ func ApplySchema(ctx context.Context, db *sql.DB) error {
 			return err
 		}
 	}
+	if err := execSchema(ctx, db); err != nil {
+		return err
+	}
+	var old bool
+	if err := db.QueryRowContext(ctx, queries.Get("casedb_fingerprints_0_old")).Scan(&old); err != nil {
+		return fmt.Errorf("case schema: %w", err)
+	}
+	if !old {
+		return nil
+	}
+	if err := inOneTx(ctx, db, "forget the content index of an earlier version", "casedb_fingerprints_1_drop", "casedb_fingerprints_2_unindex",
+		"evidence_00g_forget_state", "evidence_00h_forget_spec_rows", "evidence_00h_forget_spec_memo", "evidence_00h_forget_common_memo"); err != nil {
+		return err
+	}
+	return execSchema(ctx, db) // text_fingerprints again, as it is now
+}
+
+// execSchema runs the schema's statements (each may run again: they
+// create what is missing).
+func execSchema(ctx context.Context, db *sql.DB) error {
 	for _, stmt := range splitStatements(schemaSQL) {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("case schema: %w", err)
@@ -165,6 +185,13 @@ func ApplySchema(ctx context.Context, db *sql.DB) error {
 // outputs read them without a sort). One transaction on one connection:
 // the sorted copy is a temp table.
 func sortExposures(ctx context.Context, db *sql.DB) error {
+	return inOneTx(ctx, db, "sort the exposures of an earlier version",
+		"casedb_exposures_1_sorted", "casedb_exposures_2_clear", "casedb_exposures_3_insert", "casedb_exposures_4_drop")
+}
+
+// inOneTx runs the named queries in one transaction on one connection
+// (their temp tables live on it); what says what they do, in errors.
+func inOneTx(ctx context.Context, db *sql.DB, what string, names ...string) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("case schema: %w", err)
@@ -175,13 +202,13 @@ func sortExposures(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("case schema: %w", err)
 	}
 	defer tx.Rollback()
-	for _, name := range []string{"casedb_exposures_1_sorted", "casedb_exposures_2_clear", "casedb_exposures_3_insert", "casedb_exposures_4_drop"} {
+	for _, name := range names {
 		if _, err := tx.ExecContext(ctx, queries.Get(name)); err != nil {
-			return fmt.Errorf("case schema: sort the exposures of an earlier version: %s: %w", name, err)
+			return fmt.Errorf("case schema: %s: %s: %w", what, name, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("case schema: sort the exposures of an earlier version: %w", err)
+		return fmt.Errorf("case schema: %s: %w", what, err)
 	}
 	return nil
 }

@@ -260,16 +260,20 @@ CREATE TABLE IF NOT EXISTS notice_identities (
 -- A response is fingerprinted when it is compared (a trigger's, or swept).
 CREATE TABLE IF NOT EXISTS text_fingerprints (
     row_id BIGINT NOT NULL,     -- requests.row_id
-    kind   UTINYINT NOT NULL,   -- 0, a prompt's (1, a response's, in cases of earlier versions)
-    hash   BIGINT NOT NULL
+    hash   BIGINT NOT NULL,
+    tm     INTEGER NOT NULL     -- text_tenant_models.tm of the row's model and tenant_id
 );
--- Cases of earlier versions kept every response's fingerprints too (kind
--- 1), which no query reads now. Once they are gone, the statistics of
--- every row group (kind 0 only) answer this without reading a row.
-DELETE FROM text_fingerprints WHERE kind <> 0;
--- Cases of earlier versions kept each fingerprint's shingle position,
--- which no query read (a match is measured on the texts themselves).
-ALTER TABLE text_fingerprints DROP COLUMN IF EXISTS pos;
+-- Cases of earlier versions kept a kind column (and response
+-- fingerprints) instead of tm: casedb forgets their index, which the next
+-- analysis makes again (casedb_fingerprints_*).
+-- The (model, tenant_id) pairs of the fingerprinted rows, numbered from 1:
+-- how many tenants' prompts of a model hold a fingerprint is counted on
+-- the fingerprints alone (evidence_11), not joined with every request.
+CREATE TABLE IF NOT EXISTS text_tenant_models (
+    tm        INTEGER NOT NULL,
+    model     VARCHAR NOT NULL,
+    tenant_id VARCHAR NOT NULL
+);
 -- Cases of earlier versions kept every distinct shingle of each prompt, a
 -- third of the case; how many tenants' prompts hold a shingle is now
 -- counted on the prompts read again, for the shingles candidate matches

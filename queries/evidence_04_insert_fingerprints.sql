@@ -1,2 +1,2 @@
 -- evidence: add a batch of fingerprints from their registered Arrow view.
-INSERT INTO text_fingerprints SELECT row_id, kind, hash FROM arrow_text_fingerprints;
+INSERT INTO text_fingerprints SELECT row_id, hash, tm FROM arrow_text_fingerprints;

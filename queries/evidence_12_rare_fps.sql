@@ -4,7 +4,6 @@ WITH own AS (
     SELECT o.row_id, o.hash
     FROM text_fingerprints o
     JOIN (SELECT DISTINCT row_id FROM text_responses) t ON t.row_id = o.row_id
-    WHERE o.kind = 0
 )
 SELECT r.*
 FROM text_resp_fps r

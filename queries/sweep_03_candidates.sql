@@ -4,7 +4,6 @@ WITH pf AS (
     SELECT f.row_id, f.hash
     FROM text_fingerprints f
     SEMI JOIN (SELECT DISTINCT hash FROM text_rare_fps) h ON h.hash = f.hash
-    WHERE f.kind = 0
 )
 SELECT DISTINCT r.row_id AS response_row_id, s.row_id AS source_row_id
 FROM text_rare_fps r

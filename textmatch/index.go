@@ -92,8 +92,10 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 			return nil, err
 		}
 	}
-	if err := exec("evidence_03_pending"); err != nil {
-		return nil, err
+	for _, q := range []string{"evidence_02c_tenant_models", "evidence_03_pending"} {
+		if err := exec(q); err != nil {
+			return nil, err
+		}
 	}
 	defer conn.ExecContext(context.Background(), queries.Get("evidence_17_drop_temp"))
 	bounds, err := readInt64s(arrowReader(ctx, conn), "evidence_08_pending_bounds", []any{chunkRows})
@@ -202,29 +204,31 @@ type hashWorker struct {
 	perRow    float64
 }
 
-// hash fingerprints one batch of pending prompts (row_id, row_hash, prompt).
+// hash fingerprints one batch of pending prompts (row_id, row_hash, prompt,
+// tm).
 func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
 	ids, e1 := int64Col(rec, 0)
 	hashes, e2 := uint64Col(rec, 1)
 	pt, e3 := stringCol(rec, 2)
-	if err := errors.Join(e1, e2, e3); err != nil {
+	tms, e4 := int32Col(rec, 3)
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
 		return nil, err
 	}
 	return &hashed{
-		fp:      hw.fingerprint(ids, pt),
+		fp:      hw.fingerprint(ids, tms, pt),
 		row:     slices.Clone(ids.Int64Values()),
 		rowHash: slices.Clone(hashes.Uint64Values()),
 	}, nil
 }
 
 // fingerprint returns the fingerprints of every text of col that is not
-// NULL, with the row_id of ids beside it: the hashes at the positions
-// Winnow picks of the text's shingles, in order (a hash picked twice is
-// there twice).
-func (hw *hashWorker) fingerprint(ids *array.Int64, col stringColumn) fingerprints {
+// NULL, with the row_id of ids and the tm of tms beside it (none when tms
+// is nil: a response's): the hashes at the positions Winnow picks of the
+// text's shingles, in order (a hash picked twice is there twice).
+func (hw *hashWorker) fingerprint(ids *array.Int64, tms *array.Int32, col stringColumn) fingerprints {
 	n := ids.Len()
 	var f fingerprints
-	f.make(int(hw.perRow*float64(n)*1.2) + 16)
+	f.make(int(hw.perRow*float64(n)*1.2)+16, tms != nil)
 	for i := 0; i < n; i++ {
 		if col.IsNull(i) {
 			continue
@@ -236,6 +240,12 @@ func (hw *hashWorker) fingerprint(ids *array.Int64, col stringColumn) fingerprin
 			f.row = append(f.row, id)
 			f.hash = append(f.hash, int64(hw.sh[p]))
 		}
+		if tms != nil {
+			tm := tms.Value(i)
+			for range hw.pos {
+				f.tm = append(f.tm, tm)
+			}
+		}
 	}
 	if n > 0 {
 		hw.perRow = float64(len(f.row)) / float64(n)
@@ -246,8 +256,8 @@ func (hw *hashWorker) fingerprint(ids *array.Int64, col stringColumn) fingerprin
 var (
 	fingerprintSchema = arrow.NewSchema([]arrow.Field{
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "kind", Type: arrow.PrimitiveTypes.Uint8},
 		{Name: "hash", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "tm", Type: arrow.PrimitiveTypes.Int32},
 	}, nil)
 	indexedSchema = arrow.NewSchema([]arrow.Field{
 		{Name: "row_id", Type: arrow.PrimitiveTypes.Int64},
@@ -267,10 +277,14 @@ type hashed struct {
 type fingerprints struct {
 	row  []int64
 	hash []int64
+	tm   []int32
 }
 
-func (f *fingerprints) make(n int) {
+func (f *fingerprints) make(n int, withTM bool) {
 	f.row, f.hash = make([]int64, 0, n), make([]int64, 0, n)
+	if withTM {
+		f.tm = make([]int32, 0, n)
+	}
 }
 
 // chunkBatches are one chunk's fingerprints and fingerprinted rows as
@@ -295,9 +309,7 @@ func (t *tableBatches) add(schema *arrow.Schema, n int, cols ...arrow.Array) {
 }
 
 func (cb *chunkBatches) add(r *hashed) {
-	// kind 0, a prompt's: the only kind stored (casedb/schema.sql).
-	kind := make([]byte, len(r.fp.row))
-	cb.fp.add(fingerprintSchema, len(r.fp.row), int64Array(r.fp.row), uint8Array(kind), int64Array(r.fp.hash))
+	cb.fp.add(fingerprintSchema, len(r.fp.row), int64Array(r.fp.row), int64Array(r.fp.hash), int32Array(r.fp.tm))
 	cb.rows.add(indexedSchema, len(r.row), int64Array(r.row), uint64Array(r.rowHash))
 }
 
@@ -310,8 +322,8 @@ func uint64Array(v []uint64) arrow.Array {
 	return fixedArray(arrow.PrimitiveTypes.Uint64, len(v), arrow.Uint64Traits.CastToBytes(v))
 }
 
-func uint8Array(v []uint8) arrow.Array {
-	return fixedArray(arrow.PrimitiveTypes.Uint8, len(v), v)
+func int32Array(v []int32) arrow.Array {
+	return fixedArray(arrow.PrimitiveTypes.Int32, len(v), arrow.Int32Traits.CastToBytes(v))
 }
 
 // fixedArray is a fixed-width array of n values over b.

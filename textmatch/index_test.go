@@ -233,10 +233,6 @@ VALUES (?, 'r' || ?, TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, nullif(
 			}
 		}
 	}
-	var other int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM text_fingerprints WHERE kind <> 0").Scan(&other); err != nil || other != 0 {
-		t.Errorf("text_fingerprints holds %d fingerprints of another kind than a prompt's (%v)", other, err)
-	}
 	same("prompts", read(db, "SELECT row_id, hash FROM text_fingerprints"), want(prompt))
 
 	conn, err := db.Conn(ctx)
@@ -255,10 +251,11 @@ SELECT row_id FROM requests UNION ALL SELECT 3`); err != nil {
 	same("responses", read(conn, "SELECT row_id, hash FROM text_resp_fps"), want(response))
 }
 
-// TestOldCaseMigrates: a case fingerprinted by an earlier version (each
-// fingerprint's position, every prompt shingle kept, every response's
-// fingerprints) loses all three when it is opened, keeps its prompts'
-// fingerprints, and is up to date at the next update.
+// TestOldCaseMigrates: a case fingerprinted by an earlier version (a kind
+// column and every response's fingerprints, each fingerprint's position,
+// every prompt shingle kept) has its content index forgotten when it is
+// opened, in this version's layout, and the next update makes it again as
+// a new case's.
 func TestOldCaseMigrates(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "case.duckdb")
@@ -273,13 +270,17 @@ VALUES (1, 'r1', TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, 'the quick 
 	if _, err := textmatch.Update(ctx, db, nil); err != nil {
 		t.Fatal(err)
 	}
-	before := tableSums(t, db, "text_fingerprints", "text_indexed")
-	// The earlier layout, as those versions left it.
+	index := []string{"text_fingerprints", "text_indexed", "text_index_state", "text_tenant_models"}
+	before := tableSums(t, db, index...)
+	// The earlier layout, as those versions left it (fingerprints other
+	// than this version's, to tell them apart).
 	for _, q := range []string{
-		"ALTER TABLE text_fingerprints ADD COLUMN pos INTEGER DEFAULT 0",
+		"CREATE TEMP TABLE fps AS SELECT * FROM text_fingerprints",
+		"DROP TABLE text_fingerprints",
+		"CREATE TABLE text_fingerprints (row_id BIGINT NOT NULL, kind UTINYINT NOT NULL, hash BIGINT NOT NULL, pos INTEGER)",
+		"INSERT INTO text_fingerprints SELECT row_id, k, hash + k + 1, 0 FROM fps, range(2) r(k)",
 		"CREATE TABLE text_prompt_shingles (row_id BIGINT NOT NULL, hash BIGINT NOT NULL)",
-		"INSERT INTO text_prompt_shingles SELECT row_id, hash FROM text_fingerprints",
-		"INSERT INTO text_fingerprints (row_id, kind, hash) SELECT row_id, 1, hash + 1 FROM text_fingerprints",
+		"INSERT INTO text_prompt_shingles SELECT row_id, hash FROM fps",
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -290,18 +291,24 @@ VALUES (1, 'r1', TIMESTAMPTZ '2026-09-01 00:00:00+00', 't', 'm', 10, 'the quick 
 		t.Fatal(err)
 	}
 	defer db.Close()
+	var layout string
 	var left int
-	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM duckdb_tables() WHERE table_name = 'text_prompt_shingles')
-  + (SELECT count(*) FROM duckdb_columns() WHERE table_name = 'text_fingerprints' AND column_name = 'pos')`).Scan(&left); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT (SELECT string_agg(column_name, ',' ORDER BY column_index) FROM duckdb_columns() WHERE table_name = 'text_fingerprints'),
+  (SELECT count(*) FROM duckdb_tables() WHERE table_name = 'text_prompt_shingles')
+  + (SELECT count(*) FROM text_fingerprints) + (SELECT count(*) FROM text_indexed) + (SELECT count(*) FROM text_index_state)`).Scan(&layout, &left); err != nil {
 		t.Fatal(err)
 	}
-	if left != 0 {
-		t.Errorf("the earlier layout's table or column is still there after the case is opened (%d)", left)
+	if layout != "row_id,hash,tm" || left != 0 {
+		t.Errorf("after the case is opened: text_fingerprints (%s), want (row_id,hash,tm); %d rows or tables of the earlier index left, want 0", layout, left)
 	}
-	if after := tableSums(t, db, "text_fingerprints", "text_indexed"); !slices.Equal(before, after) {
-		t.Errorf("the fingerprints changed when the case was opened: %v, were %v", after, before)
+	st, err := textmatch.Update(ctx, db, nil)
+	if err != nil || st.UpToDate || st.Rows != 1 {
+		t.Errorf("the update after the migration: %+v, %v; want the one prompt fingerprinted again", st, err)
+	}
+	if after := tableSums(t, db, index...); !slices.Equal(before, after) {
+		t.Errorf("the index made again: %v, was %v", after, before)
 	}
 	if st, err := textmatch.Update(ctx, db, nil); err != nil || !st.UpToDate {
-		t.Errorf("the update after the migration: %+v, %v; want up to date", st, err)
+		t.Errorf("the update after that: %+v, %v; want up to date", st, err)
 	}
 }

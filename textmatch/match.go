@@ -125,7 +125,7 @@ func responseFingerprints(ctx context.Context, conn *sql.Conn) error {
 				if err := errors.Join(e1, e2); err != nil {
 					return fingerprints{}, err
 				}
-				return hw.fingerprint(ids, rt), nil
+				return hw.fingerprint(ids, nil, rt), nil
 			}
 		}, func(f fingerprints) {
 			fps.add(respHashSchema, len(f.row), int64Array(f.row), int64Array(f.hash))

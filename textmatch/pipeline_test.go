@@ -31,7 +31,8 @@ func TestUpdateChunksAlike(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		// 300 rows: prompts and responses of 8-40 words from a small
 		// vocabulary (shingles repeat across rows), some without text;
-		// the 240 prompts are fingerprinted.
+		// the 240 prompts are fingerprinted. Tenants t0-t6 of models m0
+		// and m1.
 		if _, err := db.ExecContext(ctx, `INSERT INTO requests (row_id, request_id, ts, tenant_id, model, prompt_tokens, prompt_text, response_text, row_hash, file_id, line)
 SELECT id, 'r' || id, TIMESTAMPTZ '2026-09-01 00:00:00+00' + to_seconds(id), 't' || (id % 7), 'm' || (id % 2), 10, p, r, hash(id, p, r), 1, id
 FROM (SELECT id,
@@ -55,7 +56,9 @@ FROM (SELECT id,
 		t.Errorf("in chunks of 7: %v; in one chunk: %v", manySums, oneSums)
 	}
 	// And each row's as the exported functions make them: the winnowed
-	// fingerprints, each as often as it is kept.
+	// fingerprints, each as often as it is kept, with the number of the
+	// row's (model, tenant): the 14 pairs in (model, tenant_id) order from
+	// 1.
 	var wantFP, gotFP []string
 	rows, err := db.QueryContext(ctx, "SELECT row_id, prompt_text FROM requests")
 	if err != nil {
@@ -70,22 +73,23 @@ FROM (SELECT id,
 		if !text.Valid {
 			continue
 		}
+		tm := (id%2)*7 + id%7 + 1
 		sh, _ := textmatch.Shingles(text.String, nil, nil)
 		for _, p := range textmatch.Winnow(sh, nil) {
-			wantFP = append(wantFP, fmt.Sprint(id, 0, int64(sh[p])))
+			wantFP = append(wantFP, fmt.Sprint(id, int64(sh[p]), tm))
 		}
 	}
 	rows.Close()
-	rows, err = db.QueryContext(ctx, "SELECT row_id, kind, hash FROM text_fingerprints")
+	rows, err = db.QueryContext(ctx, "SELECT row_id, hash, tm FROM text_fingerprints")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var id, kind, h int64
-		if err := rows.Scan(&id, &kind, &h); err != nil {
+		var id, h, tm int64
+		if err := rows.Scan(&id, &h, &tm); err != nil {
 			t.Fatal(err)
 		}
-		gotFP = append(gotFP, fmt.Sprint(id, kind, h))
+		gotFP = append(gotFP, fmt.Sprint(id, h, tm))
 	}
 	rows.Close()
 	slices.Sort(wantFP)
@@ -145,4 +149,4 @@ func (h cancelOnChunk) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h cancelOnChunk) WithGroup(string) slog.Handler      { return h }
 
 // indexTables: every table an update writes.
-var indexTables = []string{"text_fingerprints", "text_indexed", "text_index_state"}
+var indexTables = []string{"text_fingerprints", "text_indexed", "text_index_state", "text_tenant_models"}

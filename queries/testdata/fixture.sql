@@ -25,7 +25,8 @@ CREATE OR REPLACE TEMP VIEW arrow_analysis_pairs AS
 SELECT * FROM (VALUES (2::BIGINT, 3::BIGINT, 1200::BIGINT)) v(source_row_id, trigger_row_id, slots);
 -- evidence: stand-ins for the content match's Arrow views and for the temp
 -- tables its later (by name) queries make, which analysis_* queries read.
-INSERT INTO text_fingerprints VALUES (1, 0, 42), (2, 0, 7);
+INSERT INTO text_fingerprints VALUES (1, 42, 1), (2, 7, 2);
+INSERT INTO text_tenant_models VALUES (1, 'glm-5.3', 't-alpha'), (2, 'glm-5.3', 't-beta');
 INSERT INTO text_indexed VALUES (1, 11), (2, 12), (3, 13);
 CREATE OR REPLACE TEMP VIEW arrow_ingest_rows AS
 SELECT * FROM (VALUES ((99::BIGINT << 32) | 1, 'req-a', TIMESTAMPTZ '2026-09-01T10:00:00Z', NULL::TIMESTAMPTZ, 't', 'm', 5::BIGINT, NULL::BIGINT, 200, NULL, NULL, NULL, NULL, 1::BIGINT))
@@ -35,7 +36,7 @@ SELECT * FROM (VALUES (1::BIGINT, 42::BIGINT)) v(row_id, hash);
 CREATE OR REPLACE TEMP VIEW arrow_text_shared AS
 SELECT * FROM (VALUES ('glm-5.3', 42::BIGINT)) v(model, hash);
 CREATE OR REPLACE TEMP VIEW arrow_text_fingerprints AS
-SELECT * FROM (VALUES (9::BIGINT, 0::UTINYINT, 5::BIGINT)) v(row_id, kind, hash);
+SELECT * FROM (VALUES (9::BIGINT, 5::BIGINT, 1::INTEGER)) v(row_id, hash, tm);
 CREATE OR REPLACE TEMP VIEW arrow_text_resp_hashes AS
 SELECT * FROM (VALUES (3::BIGINT, 42::BIGINT), (3::BIGINT, 7::BIGINT)) v(row_id, hash);
 CREATE OR REPLACE TEMP VIEW arrow_text_indexed AS
