@@ -26,7 +26,8 @@ import (
 // How a caller compares responses with prompts, on one connection (the
 // steps share temporary tables):
 //
-//  1. fill the temp table text_responses(row_id) with the responses;
+//  1. fill the temp table text_responses(row_id) with the rows whose
+//     responses to compare (a row without a logged response is skipped);
 //  2. Prepare: their fingerprints (text_resp_fps, hashed from their texts
 //     now: the case keeps the prompts' only), a lower bound of how
 //     many tenants' prompts hold each (text_spec, counted on fingerprints,
