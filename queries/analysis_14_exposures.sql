@@ -19,7 +19,7 @@
 -- Only the columns each step needs are read from requests (10M rows at
 -- scale): no wide common table of every served row. The tiers' rows are
 -- not made distinct one by one: pairs' GROUP BY does it once (max and
--- bool_or of duplicates are those of one row).
+-- bit_or of duplicates are those of one row).
 -- The rows are inserted in exposures.csv's order (trigger ts, trigger id,
 -- source id): a scan of the table keeps insertion order, so the file, the
 -- workbook and the page read it without a sort. Sorting here carries the
@@ -33,11 +33,11 @@ trig AS (
     FROM analysis_triggers t
 ),
 confirmed AS (
-    SELECT source_row_id, response_row_id AS trigger_row_id, true AS strong
+    SELECT source_row_id, response_row_id AS trigger_row_id, 4 AS tiers
     FROM text_matches WHERE strong
 ),
 replayed AS (
-    SELECT source_row_id, trigger_row_id, slots FROM analysis_pairs WHERE slots > 0
+    SELECT source_row_id, trigger_row_id, slots * 8 AS tiers FROM analysis_pairs WHERE slots > 0
 ),
 res_trig AS (
     SELECT t.row_id, t.ts, t.decode_instance,
@@ -46,7 +46,7 @@ res_trig AS (
     WHERE t.decode_instance IS NOT NULL AND p.contamination = 'residency'
 ),
 residency AS (
-    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS res
+    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, 2 AS tiers
     FROM res_trig t, p,
          (SELECT r.row_id, r.decode_instance, r.end_ts, epoch_us(r.end_ts) // q.residency_lookback_us AS bucket
           FROM requests r CROSS JOIN analysis_params q
@@ -69,7 +69,7 @@ pos_trig AS (
 -- after, grew with the square of the traffic (30M requests: 1.7 billion
 -- joined rows for 1.6M kept).
 possible AS (
-    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS pos
+    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, 1 AS tiers
     FROM pos_trig t, p,
          (SELECT r.row_id, r.ts, r.model, r.decode_instance,
                  epoch_us(r.ts) // q.possible_lookback_us AS bucket
@@ -80,7 +80,7 @@ possible AS (
       AND s.ts < t.ts AND s.ts >= t.ts - p.possible_lookback
       AND (s.decode_instance = t.decode_instance OR s.decode_instance IS NULL OR t.decode_instance IS NULL)
     UNION ALL
-    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, true AS pos
+    SELECT s.row_id AS source_row_id, t.row_id AS trigger_row_id, 1 AS tiers
     FROM pos_trig t, p,
          (SELECT r.row_id, r.ts, r.model, r.decode_instance,
                  epoch_us(r.ts) // q.possible_lookback_us AS bucket
@@ -97,14 +97,15 @@ possible AS (
 -- with requests builds its hash table on three integers a pair, not on the
 -- triggers' columns too: at 10M requests under a 300 MiB limit the join
 -- took a third of the time (at 100M both spill; docs/performance.md).
+-- Each tier's rows come packed already (one column, not four mostly NULL),
+-- and a pair's are merged with two aggregates: the most slots, and the
+-- flags of every tier that applies.
 pairs AS (
-    SELECT source_row_id, trigger_row_id,
-           coalesce(max(slots), 0) * 8 + coalesce(bool_or(strong), false)::BIGINT * 4
-               + coalesce(bool_or(res), false)::BIGINT * 2 + coalesce(bool_or(pos), false)::BIGINT AS tiers
+    SELECT source_row_id, trigger_row_id, (max(tiers >> 3) << 3) | bit_or(tiers & 7) AS tiers
     FROM (SELECT * FROM confirmed
-          UNION ALL BY NAME SELECT * FROM replayed
-          UNION ALL BY NAME SELECT * FROM residency
-          UNION ALL BY NAME SELECT * FROM possible)
+          UNION ALL SELECT * FROM replayed
+          UNION ALL SELECT * FROM residency
+          UNION ALL SELECT * FROM possible)
     GROUP BY ALL
 )
 SELECT source_request_id, trigger_request_id, source_row_id, trigger_row_id, source_tenant_id, recipient_tenant_id,
