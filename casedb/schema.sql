@@ -266,7 +266,7 @@ CREATE TABLE IF NOT EXISTS text_fingerprints (
 -- Cases of earlier versions kept a kind column (and response
 -- fingerprints) instead of tm: casedb forgets their index, which the next
 -- analysis makes again (casedb_fingerprints_*).
--- The (model, tenant_id) pairs of the fingerprinted rows, numbered from 1:
+-- The (model, tenant_id) pairs of the case's requests, numbered from 1:
 -- how many tenants' prompts of a model hold a fingerprint is counted on
 -- the fingerprints alone (evidence_11), not joined with every request.
 CREATE TABLE IF NOT EXISTS text_tenant_models (
