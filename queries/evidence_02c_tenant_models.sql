@@ -2,5 +2,5 @@
 INSERT INTO text_tenant_models
 SELECT (SELECT coalesce(max(tm), 0) FROM text_tenant_models) + row_number() OVER (ORDER BY model, tenant_id),
        model, tenant_id
-FROM (SELECT DISTINCT model, tenant_id FROM requests WHERE model IS NOT NULL AND tenant_id IS NOT NULL) n
+FROM (SELECT DISTINCT model, tenant_id FROM requests) n
 ANTI JOIN text_tenant_models m ON m.model = n.model AND m.tenant_id = n.tenant_id;

@@ -214,6 +214,15 @@ func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
 	if err := errors.Join(e1, e2, e3, e4); err != nil {
 		return nil, err
 	}
+	// evidence_02c numbers every pair before the prompts are read: a row
+	// without a number would be left out of every tenant count.
+	if tms.NullN() > 0 {
+		for i := 0; i < tms.Len(); i++ {
+			if tms.IsNull(i) {
+				return nil, fmt.Errorf("textmatch: row_id %d: its (model, tenant_id) has no number in text_tenant_models", ids.Value(i))
+			}
+		}
+	}
 	return &hashed{
 		fp:      hw.fingerprint(ids, tms, pt),
 		row:     slices.Clone(ids.Int64Values()),
