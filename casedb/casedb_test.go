@@ -95,24 +95,25 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-// TestOpenWithMemoryLimit: the limit and the spill folder beside the case
-// are what every connection of the pool runs with.
+// TestOpenWithMemoryLimit: the limit, the block pool (two thirds of it) and
+// the spill folder beside the case are what every connection of the pool
+// runs with.
 func TestOpenWithMemoryLimit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "case.duckdb")
-	db, err := OpenWith(context.Background(), path, Options{MemoryLimit: 256 << 20})
+	db, err := OpenWith(context.Background(), path, Options{MemoryLimit: 300 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(3)
 	for i := 0; i < 3; i++ {
-		var limit, temp string
+		var limit, pool, temp string
 		var purge bool
-		if err := db.QueryRow(`SELECT current_setting('memory_limit'), current_setting('temp_directory'), current_setting('allocator_background_threads')`).Scan(&limit, &temp, &purge); err != nil {
+		if err := db.QueryRow(`SELECT current_setting('memory_limit'), current_setting('block_allocator_memory'), current_setting('temp_directory'), current_setting('allocator_background_threads')`).Scan(&limit, &pool, &temp, &purge); err != nil {
 			t.Fatal(err)
 		}
-		if limit != "256.0 MiB" || temp != path+".tmp" || !purge {
-			t.Errorf("memory_limit %q temp_directory %q allocator_background_threads %v", limit, temp, purge)
+		if limit != "300.0 MiB" || pool != "200.0 MiB" || temp != path+".tmp" || !purge {
+			t.Errorf("memory_limit %q block_allocator_memory %q temp_directory %q allocator_background_threads %v", limit, pool, temp, purge)
 		}
 	}
 	if d := DefaultMemoryLimit(); d <= 0 || d > 3<<30 {
