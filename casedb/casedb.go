@@ -78,8 +78,9 @@ func physicalMemory() int64 {
 // block to the next buffer instead of returning it to the system and
 // faulting it in again; at 100M requests that was a third of the page
 // faults and about a minute of the first analysis (docs/performance.md,
-// "Session 23"). The blocks stay under memory_limit as before; what
-// stays resident after they are freed costs about 100 MiB at the peak.
+// "Session 23"). The blocks stay under memory_limit as before; the pages
+// of freed blocks stay resident until reused, about 100 MiB more at the
+// peak (half the limit kept less and gained less).
 func blockPool(limit int64) int64 { return limit / 3 * 2 }
 
 // Open opens (creating if needed) the case database at path with the
