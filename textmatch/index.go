@@ -43,8 +43,8 @@ var chunkRows int64 = 100_000
 
 // Update fingerprints the logged texts of every row not fingerprinted yet
 // (text_fingerprints, text_indexed): a second run after new log files
-// hashes only the new rows. It uses two connections of db: one reads and
-// hashes, the other inserts.
+// hashes only the new rows. It uses two connections of db, one reading
+// and hashing, the other inserting (one when db allows no more).
 func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -108,11 +108,23 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 	// fingerprints) and the hashing took about half the time each, one
 	// after the other. One insert at a time, in chunk order, each in its
 	// own transaction, so a crash still leaves whole chunks only.
-	ins, err := db.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("textmatch: %w", err)
+	// A pool held to one connection (db.SetMaxOpenConns(1)) would wait
+	// forever for a second: there each insert runs on conn, in turn.
+	ins, overlap := conn, len(bounds) > 1 && db.Stats().MaxOpenConnections != 1
+	if overlap {
+		if ins, err = db.Conn(ctx); err != nil {
+			return nil, fmt.Errorf("textmatch: %w", err)
+		}
+		defer ins.Close()
 	}
-	defer ins.Close()
+	insert := func(i int, cb *chunkBatches) error {
+		err := cb.insert(ctx, ins)
+		cb.release()
+		if err == nil {
+			memwatch.Step(ctx, logger, "textmatch step", "step", "fingerprinted chunk", "chunk", i, "rows", cb.rows.rows)
+		}
+		return err
+	}
 	var inserting chan error // the previous chunk's insert, until waited for
 	wait := func() error {
 		if inserting == nil {
@@ -133,14 +145,11 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		st.Rows += int64(cb.rows.rows)
 		st.Fingerprints += int64(cb.fp.rows)
 		inserting = make(chan error, 1)
-		go func(i int, cb *chunkBatches, done chan<- error) {
-			err := cb.insert(ctx, ins)
-			cb.release()
-			if err == nil {
-				memwatch.Step(ctx, logger, "textmatch step", "step", "fingerprinted chunk", "chunk", i, "rows", cb.rows.rows)
-			}
-			done <- err
-		}(i, cb, inserting)
+		if !overlap {
+			inserting <- insert(i, cb)
+			continue
+		}
+		go func(i int, cb *chunkBatches, done chan<- error) { done <- insert(i, cb) }(i, cb, inserting)
 	}
 	if err := wait(); err != nil {
 		return nil, err

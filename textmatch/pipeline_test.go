@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/textmatch"
@@ -15,11 +16,12 @@ import (
 
 // TestUpdateChunksAlike: the pending rows fingerprinted in many chunks (each
 // built from the hashing workers' own slices) leave the
-// same fingerprints, indexed rows and counts as one chunk;
+// same fingerprints, indexed rows and counts as one chunk, also on a
+// pool held to one connection (no second one to insert on);
 // a cancelled update returns an error and records no state.
 func TestUpdateChunksAlike(t *testing.T) {
 	ctx := context.Background()
-	build := func(rows int64) (*textmatch.IndexStats, []string, *sql.DB) {
+	build := func(rows int64, oneConn bool) (*textmatch.IndexStats, []string, *sql.DB) {
 		t.Helper()
 		old := *textmatch.ChunkRows
 		*textmatch.ChunkRows = rows
@@ -29,6 +31,9 @@ func TestUpdateChunksAlike(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
+		if oneConn {
+			db.SetMaxOpenConns(1)
+		}
 		// 300 rows: prompts and responses of 8-40 words from a small
 		// vocabulary (shingles repeat across rows), some without text;
 		// the 240 prompts are fingerprinted. Tenants t0-t6 of models m0
@@ -41,14 +46,20 @@ FROM (SELECT id,
       FROM range(1, 301) t(id))`); err != nil {
 			t.Fatal(err)
 		}
-		st, err := textmatch.Update(ctx, db, nil)
+		uctx, cancel := context.WithTimeout(ctx, time.Minute) // a wait for a second connection would hang
+		defer cancel()
+		st, err := textmatch.Update(uctx, db, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st, tableSums(t, db, indexTables...), db
 	}
-	one, oneSums, _ := build(1 << 30)
-	many, manySums, db := build(7)
+	one, oneSums, _ := build(1<<30, false)
+	lone, loneSums, _ := build(7, true)
+	if lone.Rows != one.Rows || lone.Fingerprints != one.Fingerprints || !slices.Equal(loneSums, oneSums) {
+		t.Errorf("in chunks of 7 on one connection: %+v %v; in one chunk: %+v %v", lone, loneSums, one, oneSums)
+	}
+	many, manySums, db := build(7, false)
 	if one.Rows != 240 || many.Rows != one.Rows || many.Fingerprints != one.Fingerprints {
 		t.Errorf("in chunks of 7: %+v; in one chunk: %+v (240 rows with a prompt)", many, one)
 	}
