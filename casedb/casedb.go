@@ -181,12 +181,21 @@ func ApplySchema(ctx context.Context, db *sql.DB) error {
 }
 
 // execSchema runs the schema's statements (each may run again: they
-// create what is missing).
+// create what is missing), in one transaction: a new case's fifty
+// statements were fifty commits, each a sync of the log to disk.
 func execSchema(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("case schema: %w", err)
+	}
+	defer tx.Rollback()
 	for _, stmt := range splitStatements(schemaSQL) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("case schema: %w", err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("case schema: %w", err)
 	}
 	return nil
 }
