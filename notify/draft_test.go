@@ -217,6 +217,20 @@ func TestTenantFileNames(t *testing.T) {
 	}
 }
 
+// TestWriteOver: a notice written over an earlier draft's file holds the new
+// bytes alone, whether they are shorter, as long or longer.
+func TestWriteOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tenant-t-a.eml")
+	for _, content := range []string{"", "a first draft", "longer: a second draft", "shorter", "shorter", "", "x"} {
+		if err := writeOver(path, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != content {
+			t.Errorf("after writing %q the file holds %q (%v)", content, b, err)
+		}
+	}
+}
+
 // TestWriteOverReadOnly: an earlier notice made read-only is replaced, as
 // the draft that removed the earlier files first did. Root writes into it
 // anyway, so the case is tried only as another user.
