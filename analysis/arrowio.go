@@ -31,28 +31,6 @@ type replayOutput struct {
 	workerTime                  time.Duration // the replay itself, summed over instances
 }
 
-// stringColumn is what every Arrow string array type offers.
-type stringColumn interface {
-	arrow.Array
-	Value(int) string
-}
-
-func int64Col(rec arrow.RecordBatch, i int, query string) (*array.Int64, error) {
-	c, ok := rec.Column(i).(*array.Int64)
-	if !ok {
-		return nil, fmt.Errorf("analysis: %s: column %s is %s, want int64", query, rec.ColumnName(i), rec.Column(i).DataType())
-	}
-	return c, nil
-}
-
-func stringCol(rec arrow.RecordBatch, i int, query string) (stringColumn, error) {
-	c, ok := rec.Column(i).(stringColumn)
-	if !ok {
-		return nil, fmt.Errorf("analysis: %s: column %s is %s, want a string", query, rec.ColumnName(i), rec.Column(i).DataType())
-	}
-	return c, nil
-}
-
 // eventChunk is about how many allocations the reader hands a replay
 // worker at once: a chunk ends between two times (a variable for tests).
 var eventChunk = 4096
@@ -209,11 +187,11 @@ func runReplay(ctx context.Context, conn *sql.Conn, inc *incident.Incident, time
 		var cols [5]*array.Int64
 		var err error
 		for i := range cols {
-			if cols[i], err = int64Col(rec, i, qChunk); err != nil {
+			if cols[i], err = casedb.Column[*array.Int64](rec, i, "analysis: "+qChunk); err != nil {
 				return err
 			}
 		}
-		rid, err := stringCol(rec, 5, qChunk)
+		rid, err := casedb.Column[casedb.StringColumn](rec, 5, "analysis: "+qChunk)
 		if err != nil {
 			return err
 		}

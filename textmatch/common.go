@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/leakmap/leakmap/casedb"
 	"github.com/leakmap/leakmap/internal/hashset"
 	"github.com/leakmap/leakmap/internal/memwatch"
 	"github.com/leakmap/leakmap/queries"
@@ -60,7 +62,7 @@ func countNewShared(ctx context.Context, conn *sql.Conn, logger *slog.Logger, n 
 	}
 	var models []string
 	if err := read("evidence_14c1c2_shared_new_models", nil, func(rec arrow.RecordBatch) error {
-		c, err := stringCol(rec, 0)
+		c, err := casedb.Column[casedb.StringColumn](rec, 0, "textmatch")
 		if err != nil {
 			return err
 		}
@@ -127,8 +129,8 @@ type hitList struct {
 }
 
 func (w *hitWorker) hits(rec arrow.RecordBatch) (*hitList, error) {
-	ids, e1 := int64Col(rec, 0)
-	pt, e2 := stringCol(rec, 1)
+	ids, e1 := casedb.Column[*array.Int64](rec, 0, "textmatch")
+	pt, e2 := casedb.Column[casedb.StringColumn](rec, 1, "textmatch")
 	if err := errors.Join(e1, e2); err != nil {
 		return nil, err
 	}

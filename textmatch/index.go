@@ -245,10 +245,10 @@ type hashWorker struct {
 // hash fingerprints one batch of pending prompts (row_id, row_hash, prompt,
 // tm).
 func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
-	ids, e1 := int64Col(rec, 0)
-	hashes, e2 := uint64Col(rec, 1)
-	pt, e3 := stringCol(rec, 2)
-	tms, e4 := int32Col(rec, 3)
+	ids, e1 := casedb.Column[*array.Int64](rec, 0, "textmatch")
+	hashes, e2 := casedb.Column[*array.Uint64](rec, 1, "textmatch")
+	pt, e3 := casedb.Column[casedb.StringColumn](rec, 2, "textmatch")
+	tms, e4 := casedb.Column[*array.Int32](rec, 3, "textmatch")
 	if err := errors.Join(e1, e2, e3, e4); err != nil {
 		return nil, err
 	}
@@ -272,7 +272,7 @@ func (hw *hashWorker) hash(rec arrow.RecordBatch) (*hashed, error) {
 // NULL, with the row_id of ids and the tm of tms beside it (none when tms
 // is nil: a response's): the hashes at the positions Winnow picks of the
 // text's shingles, in order (a hash picked twice is there twice).
-func (hw *hashWorker) fingerprint(ids *array.Int64, tms *array.Int32, col stringColumn) fingerprints {
+func (hw *hashWorker) fingerprint(ids *array.Int64, tms *array.Int32, col casedb.StringColumn) fingerprints {
 	n := ids.Len()
 	var f fingerprints
 	f.make(int(hw.perRow*float64(n)*1.2)+16, tms != nil)
@@ -456,42 +456,4 @@ func registerAndRun(ctx context.Context, conn *sql.Conn, views []view, args ...a
 		}
 		return nil
 	})
-}
-
-// stringColumn is what every Arrow string array type offers.
-type stringColumn interface {
-	arrow.Array
-	Value(int) string
-}
-
-func int64Col(rec arrow.RecordBatch, i int) (*array.Int64, error) {
-	c, ok := rec.Column(i).(*array.Int64)
-	if !ok {
-		return nil, fmt.Errorf("textmatch: column %s is %s, want int64", rec.ColumnName(i), rec.Column(i).DataType())
-	}
-	return c, nil
-}
-
-func int32Col(rec arrow.RecordBatch, i int) (*array.Int32, error) {
-	c, ok := rec.Column(i).(*array.Int32)
-	if !ok {
-		return nil, fmt.Errorf("textmatch: column %s is %s, want int32", rec.ColumnName(i), rec.Column(i).DataType())
-	}
-	return c, nil
-}
-
-func uint64Col(rec arrow.RecordBatch, i int) (*array.Uint64, error) {
-	c, ok := rec.Column(i).(*array.Uint64)
-	if !ok {
-		return nil, fmt.Errorf("textmatch: column %s is %s, want uint64", rec.ColumnName(i), rec.Column(i).DataType())
-	}
-	return c, nil
-}
-
-func stringCol(rec arrow.RecordBatch, i int) (stringColumn, error) {
-	c, ok := rec.Column(i).(stringColumn)
-	if !ok {
-		return nil, fmt.Errorf("textmatch: column %s is %s, want a string", rec.ColumnName(i), rec.Column(i).DataType())
-	}
-	return c, nil
 }

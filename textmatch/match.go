@@ -121,8 +121,8 @@ func responseFingerprints(ctx context.Context, conn *sql.Conn) error {
 		err := fanOut(ctx, conn, "evidence_09e_resp_texts", []any{lo, hi}, func() func(arrow.RecordBatch) (fingerprints, error) {
 			var hw hashWorker
 			return func(rec arrow.RecordBatch) (fingerprints, error) {
-				ids, e1 := int64Col(rec, 0)
-				rt, e2 := stringCol(rec, 1)
+				ids, e1 := casedb.Column[*array.Int64](rec, 0, "textmatch")
+				rt, e2 := casedb.Column[casedb.StringColumn](rec, 1, "textmatch")
 				if err := errors.Join(e1, e2); err != nil {
 					return fingerprints{}, err
 				}
@@ -260,8 +260,8 @@ func MeasureCandidates(ctx context.Context, conn *sql.Conn, logger *slog.Logger,
 			return nil, err
 		}
 		if err := read("evidence_14d_common", nil, func(rec arrow.RecordBatch) error {
-			mc, e1 := stringCol(rec, 0)
-			hc, e2 := int64Col(rec, 1)
+			mc, e1 := casedb.Column[casedb.StringColumn](rec, 0, "textmatch")
+			hc, e2 := casedb.Column[*array.Int64](rec, 1, "textmatch")
 			if err := errors.Join(e1, e2); err != nil {
 				return err
 			}
@@ -317,8 +317,8 @@ var matchSchema = arrow.NewSchema([]arrow.Field{
 func (c *chunk) load(read readFunc) error {
 	args := []any{c.lo, c.hi}
 	if err := read("evidence_15_candidates", args, func(rec arrow.RecordBatch) error {
-		a, e1 := int64Col(rec, 0)
-		b, e2 := int64Col(rec, 1)
+		a, e1 := casedb.Column[*array.Int64](rec, 0, "textmatch")
+		b, e2 := casedb.Column[*array.Int64](rec, 1, "textmatch")
 		if err := errors.Join(e1, e2); err != nil {
 			return err
 		}
@@ -339,10 +339,10 @@ func (c *chunk) load(read readFunc) error {
 	}
 	var sh, words []uint64
 	return read("evidence_14_texts", args, func(rec arrow.RecordBatch) error {
-		ids, e1 := int64Col(rec, 0)
-		pt, e2 := stringCol(rec, 1)
-		rt, e3 := stringCol(rec, 2)
-		mc, e4 := stringCol(rec, 3)
+		ids, e1 := casedb.Column[*array.Int64](rec, 0, "textmatch")
+		pt, e2 := casedb.Column[casedb.StringColumn](rec, 1, "textmatch")
+		rt, e3 := casedb.Column[casedb.StringColumn](rec, 2, "textmatch")
+		mc, e4 := casedb.Column[casedb.StringColumn](rec, 3, "textmatch")
 		if err := errors.Join(e1, e2, e3, e4); err != nil {
 			return err
 		}
@@ -473,7 +473,7 @@ func arrowReader(ctx context.Context, conn *sql.Conn) readFunc {
 func readInt64s(read readFunc, name string, args []any) ([]int64, error) {
 	var out []int64
 	err := read(name, args, func(rec arrow.RecordBatch) error {
-		c, err := int64Col(rec, 0)
+		c, err := casedb.Column[*array.Int64](rec, 0, "textmatch")
 		if err != nil {
 			return err
 		}
