@@ -1,11 +1,13 @@
 package notify
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,9 +54,7 @@ func CheckCase(ctx context.Context, db *sql.DB, outbox string) (*CheckResult, er
 	if err != nil {
 		return nil, err
 	}
-	var rebuilt bytes.Buffer
-	m.writeTo(&rebuilt)
-	if written, err := os.ReadFile(filepath.Join(outbox, manifestName)); err != nil || !bytes.Equal(written, rebuilt.Bytes()) {
+	if !sameAsWritten(filepath.Join(outbox, manifestName), m) {
 		res.Failures = append(res.Failures, CheckFailure{manifestName,
 			"differs from the manifest rebuilt from the case database (edited, or the case changed since the draft): redraft the notices"})
 		sort.SliceStable(res.Failures, func(i, j int) bool { return res.Failures[i].File < res.Failures[j].File })
@@ -62,7 +62,49 @@ func CheckCase(ctx context.Context, db *sql.DB, outbox string) (*CheckResult, er
 	return res, nil
 }
 
+// sameAsWritten says whether the file at path holds the manifest m writes,
+// byte for byte (false too when it cannot be read). The two are compared
+// as m is written, a piece at a time: at 10M requests a manifest is 1.6
+// GB, and both copies were held in memory at once.
+func sameAsWritten(path string, m *manifest) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	cmp := &sameBytes{r: bufio.NewReaderSize(f, 1<<20)}
+	m.writeTo(cmp)
+	if cmp.differ {
+		return false
+	}
+	var one [1]byte
+	n, err := cmp.r.Read(one[:])
+	return n == 0 && err == io.EOF
+}
+
+// sameBytes is a writer that compares what it is given with r's next bytes.
+type sameBytes struct {
+	r      io.Reader
+	buf    []byte
+	differ bool // a byte differed, or r ended or failed first
+}
+
+func (s *sameBytes) Write(p []byte) (int, error) {
+	if s.differ {
+		return len(p), nil
+	}
+	if cap(s.buf) < len(p) {
+		s.buf = make([]byte, len(p))
+	}
+	b := s.buf[:len(p)]
+	if _, err := io.ReadFull(s.r, b); err != nil || !bytes.Equal(b, p) {
+		s.differ = true
+	}
+	return len(p), nil
+}
+
 func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
+	defer boundGCHeadroom()()
 	entries, err := os.ReadDir(outbox)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)

@@ -2,8 +2,10 @@ package notify
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,5 +73,44 @@ func TestCheckCaseNeedsIdentities(t *testing.T) {
 	}
 	if _, err := CheckCase(context.Background(), db, res.Outbox); err == nil || !strings.Contains(err.Error(), "redraft") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestSameAsWritten: the rebuilt manifest is compared with the written one
+// piece by piece; any byte changed, added or taken away differs.
+func TestSameAsWritten(t *testing.T) {
+	m := newManifest()
+	x := newHasher()
+	for i := range 3000 { // more than one of writeTo's 64 KiB pieces
+		m.addIdentifier(x, fmt.Sprintf("t-%04d", i), "request_id", fmt.Sprintf("r-%04d-a", i))
+	}
+	m.addText(x, "the quarterly figures of the northern unit were revised twice before the audit")
+	path := filepath.Join(t.TempDir(), manifestName)
+	if err := m.write(path); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil || len(good) < 1<<17 {
+		t.Fatalf("manifest of %d bytes (%v): too small to span pieces", len(good), err)
+	}
+	if !sameAsWritten(path, m) {
+		t.Fatal("the manifest as written differs from itself")
+	}
+	for name, bad := range map[string][]byte{
+		"a byte changed in the middle": func() []byte { b := slices.Clone(good); b[len(b)/2] ^= 1; return b }(),
+		"the last byte changed":        func() []byte { b := slices.Clone(good); b[len(b)-1] = 'x'; return b }(),
+		"a byte added":                 append(slices.Clone(good), '\n'),
+		"the last byte taken away":     good[:len(good)-1],
+		"empty":                        nil,
+	} {
+		if err := os.WriteFile(path, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if sameAsWritten(path, m) {
+			t.Errorf("%s: taken as the same", name)
+		}
+	}
+	if sameAsWritten(filepath.Join(t.TempDir(), "none"), m) {
+		t.Error("a missing manifest taken as the same")
 	}
 }

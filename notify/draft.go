@@ -149,6 +149,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if err != nil {
 		return nil, err
 	}
+	defer boundGCHeadroom()()
 
 	// The earlier draft's notices this draft writes again are overwritten
 	// in place; the others (tenants no longer in the case) go.
