@@ -14,7 +14,7 @@ var gcHeadroom uint64 = 1 << 30
 // case's isolation manifest is millions of shingles (3.4 GB of live heap
 // at 10M requests), so the heap doubled past it while the notices were
 // drafted. Above gcHeadroom of live data the heap grows by about
-// gcHeadroom instead (at 10M: 8.7 -> 7.2 GB at the peak, in the same time;
+// gcHeadroom instead (at 10M: 8,718 -> 7,425 MiB at the peak, in the same time;
 // docs/performance.md, "Session 24"); below it, nothing changes. It
 // returns the function that puts the setting back. The setting is the
 // process's: the commands run one draft or check at a time.
