@@ -144,11 +144,13 @@ func Update(ctx context.Context, db *sql.DB, logger *slog.Logger) (*IndexStats, 
 		}
 		st.Rows += int64(cb.rows.rows)
 		st.Fingerprints += int64(cb.fp.rows)
-		inserting = make(chan error, 1)
 		if !overlap {
-			inserting <- insert(i, cb)
+			if err := insert(i, cb); err != nil {
+				return nil, err
+			}
 			continue
 		}
+		inserting = make(chan error, 1)
 		go func(i int, cb *chunkBatches, done chan<- error) { done <- insert(i, cb) }(i, cb, inserting)
 	}
 	if err := wait(); err != nil {
