@@ -37,6 +37,7 @@ func Check(outbox string) (*CheckResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer m.close()
 	return checkOutbox(outbox, m)
 }
 
@@ -46,15 +47,23 @@ func Check(outbox string) (*CheckResult, error) {
 // manifest that differs from the rebuilt one (edited, or the case analysed
 // again since the draft) is a failure too.
 func CheckCase(ctx context.Context, db *sql.DB, outbox string) (*CheckResult, error) {
-	m, err := caseManifest(ctx, db)
+	// The rebuilt texts file goes beside the outbox, not in the system's
+	// temporary directory (often in memory): at 10M requests it is 0.6 GB.
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(outbox)), ".leakmap-check-")
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	m, err := caseManifest(ctx, db, filepath.Join(tmp, textsName))
 	if err != nil {
 		return nil, err
 	}
+	defer m.close()
 	res, err := checkOutbox(outbox, m)
 	if err != nil {
 		return nil, err
 	}
-	if !sameAsWritten(filepath.Join(outbox, manifestName), m) {
+	if !sameAsWritten(filepath.Join(outbox, manifestName), m) || !sameFiles(filepath.Join(outbox, textsName), filepath.Join(tmp, textsName)) {
 		res.Failures = append(res.Failures, CheckFailure{manifestName,
 			"differs from the manifest rebuilt from the case database (edited, or the case changed since the draft): redraft the notices"})
 		sort.SliceStable(res.Failures, func(i, j int) bool { return res.Failures[i].File < res.Failures[j].File })
@@ -151,6 +160,9 @@ func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
 	}
 	close(next)
 	wg.Wait()
+	if err := m.texts.Err(); err != nil {
+		return nil, err
+	}
 	for i, name := range files {
 		if errsOut[i] != nil {
 			return nil, errsOut[i]
@@ -210,6 +222,7 @@ type checker struct {
 	recent   lineCache
 	lineIDs  uint64 // the last lineFacts.id given
 	neg      negCache
+	block    []byte // a block of the texts file (textSet.has)
 }
 
 // negCache remembers the cheap hashes of k-grams lately found not in the
@@ -452,12 +465,14 @@ func newCheckerQuick(m *manifest, quick bool) *checker {
 // is the words of the segment being checked (segWords): they are read only
 // for the rare k-gram whose cheap hash is in the set.
 func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
+	maybeText := true
 	if c.quick {
 		h := seqHash(wh[i : i+k])
 		if c.neg.known(c.m.quick, h) {
 			return out
 		}
-		if !c.m.quick.has(h) {
+		maybeText = c.m.texts.mayHaveQuick(h)
+		if !maybeText && !c.m.quick.has(h) {
 			c.neg.add(h)
 			return out // not a k-gram of the manifest: no SHA-256, no probe
 		}
@@ -469,13 +484,14 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 		kw = w[i : i+k]
 	}
 	d := c.x.kgram(kw)
-	if c.f != nil && !c.f.mayHold(c.m, d) {
-		return out // in neither map (most k-grams): one bit read instead of two map probes
+	// The filters turn away most k-grams: one bit read instead of a
+	// probe of a map of millions of entries, or a block of the texts read.
+	if c.f == nil || c.f.mayHold(c.m, d) {
+		if _, ok := c.m.ids[d]; ok {
+			out = append(out, hit{pos: i, k: k, d: d})
+		}
 	}
-	if _, ok := c.m.ids[d]; ok {
-		out = append(out, hit{pos: i, k: k, d: d})
-	}
-	if _, ok := c.m.texts[d]; ok {
+	if maybeText && (c.quick || c.m.texts.mayHold(d)) && c.m.texts.has(d, &c.block) {
 		out = append(out, hit{pos: i, k: k, d: d, text: true})
 	}
 	return out
@@ -843,27 +859,24 @@ func kindLabel(kind string) string {
 }
 
 // digestFilter is a one-bit-per-digest Bloom filter over a manifest's ids
-// and texts: a k-gram whose bit is clear is in neither map, which spares
-// the two probes of maps of millions of entries for almost every k-gram of
-// a notice (a digest is a SHA-256 prefix: its first bytes are the hash).
+// (the texts have theirs, texts.go): a k-gram whose bit is clear is not
+// one, which spares the probe of a map of millions of entries for almost
+// every k-gram of a notice (a digest is a SHA-256 prefix: its first bytes are the hash).
 // It only skips lookups that would fail, so the check's result is the same.
 type digestFilter struct {
 	bits []uint64
 	mask uint64
-	n    int // len(ids)+len(texts) when made
+	n    int // len(ids) when made
 }
 
 func newDigestFilter(m *manifest) *digestFilter {
-	n := len(m.ids) + len(m.texts)
+	n := len(m.ids)
 	size := uint64(1 << 16)
 	for size < uint64(n)*16 { // about 1 in 16 false positives
 		size <<= 1
 	}
 	f := &digestFilter{bits: make([]uint64, size/64), mask: size - 1, n: n}
 	for d := range m.ids {
-		f.add(d)
-	}
-	for d := range m.texts {
 		f.add(d)
 	}
 	return f
@@ -874,22 +887,22 @@ func (f *digestFilter) add(d digest) {
 	f.bits[b/64] |= 1 << (b % 64)
 }
 
-// mayHold says whether d may be in m's ids or texts; when m has gained
-// entries since the filter was made it cannot tell, and says yes.
+// mayHold says whether d may be in m's ids; when m has gained entries
+// since the filter was made it cannot tell, and says yes.
 func (f *digestFilter) mayHold(m *manifest, d digest) bool {
-	if len(m.ids)+len(m.texts) != f.n {
+	if len(m.ids) != f.n {
 		return true
 	}
 	b := binary.LittleEndian.Uint64(d[:8]) & f.mask
 	return f.bits[b/64]&(1<<(b%64)) != 0
 }
 
-// filter returns the manifest's digest filter, made once for its ids and
-// texts as they are (again if they changed since).
+// filter returns the manifest's digest filter, made once for its ids as
+// they are (again if they changed since).
 func (m *manifest) filter() *digestFilter {
 	m.filterMu.Lock()
 	defer m.filterMu.Unlock()
-	if m.digestFilter == nil || m.digestFilter.n != len(m.ids)+len(m.texts) {
+	if m.digestFilter == nil || m.digestFilter.n != len(m.ids) {
 		m.digestFilter = newDigestFilter(m)
 	}
 	return m.digestFilter

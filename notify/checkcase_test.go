@@ -86,6 +86,10 @@ func TestSameAsWritten(t *testing.T) {
 	}
 	m.addText(x, "the quarterly figures of the northern unit were revised twice before the audit")
 	path := filepath.Join(t.TempDir(), manifestName)
+	if err := m.sealTexts(filepath.Join(filepath.Dir(path), textsName)); err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
 	if err := m.write(path); err != nil {
 		t.Fatal(err)
 	}

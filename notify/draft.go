@@ -139,9 +139,20 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		if err != nil {
 			return nil, nil, err
 		}
-		man, err := buildManifest(ctx, db)
+		// The texts file goes under a hidden name until the manifest
+		// that records it is written: a draft refused before that leaves
+		// no part of a manifest in the outbox.
+		man, err := buildManifest(ctx, db, filepath.Join(outbox, textsDraftName))
 		return man, versions, err
 	}()
+	if man != nil {
+		defer func() {
+			man.close()
+			if man.texts.path != filepath.Join(outbox, textsName) {
+				os.Remove(man.texts.path)
+			}
+		}()
+	}
 	<-loaded
 	if loadErr != nil {
 		return nil, loadErr
@@ -258,7 +269,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	err = parallelEach(ctx, len(tenants), func() *worker { return &worker{c: newChecker(man)} }, func(wk *worker, i int) error {
 		return draftOne(wk, i, tenants[i])
 	})
-	if err := errors.Join(err, files.close()); err != nil {
+	if err := errors.Join(err, files.close(), man.texts.Err()); err != nil {
 		return nil, err
 	}
 	checked := map[string]string{}
@@ -301,6 +312,9 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	regOwn, _ := parseNumberSet(reg.ownNumbers)
 	if why := strings.Join(newChecker(man).checkBuilt(reg.eml, &reg.spec, regulatorKey, regOwn), "; "); why != "" {
 		checked[reg.File] = why
+	}
+	if err := man.texts.Err(); err != nil {
+		return nil, err
 	}
 	man.notices[reg.File] = regulatorKey
 	man.numbers[reg.File] = regOwn
@@ -347,6 +361,9 @@ func checkAndStore(ctx context.Context, db *sql.DB, logger *slog.Logger, outbox 
 	// read it.
 	written := make(chan error, 1)
 	if writeManifest {
+		if err := man.texts.moveTo(filepath.Join(outbox, textsName)); err != nil {
+			return nil, fmt.Errorf("outbox: %w", err)
+		}
 		go func() { written <- man.write(filepath.Join(outbox, manifestName)) }()
 	} else {
 		written <- nil
@@ -547,7 +564,8 @@ func prepareOutbox(outbox string) (map[string]bool, error) {
 		case e.IsDir():
 		case strings.HasSuffix(n, ".eml") && e.Type().IsRegular():
 			earlier[n] = true
-		case strings.HasSuffix(n, ".eml") || n == IndexName || n == manifestName:
+		case strings.HasSuffix(n, ".eml") || n == IndexName || n == manifestName || n == textsName ||
+			strings.HasPrefix(n, ".isolation-texts-"): // a draft's spilled runs, left by a crash
 			if err := os.Remove(filepath.Join(outbox, n)); err != nil {
 				return nil, fmt.Errorf("outbox: %w", err)
 			}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
@@ -35,8 +36,11 @@ type manifest struct {
 	ids        map[digest][]idOwner
 	ownIDs     map[string][]idEntry // owner -> its identifiers
 	idKs       []int
-	texts      map[digest]struct{}
-	textKs     []int
+	// texts: the logged texts' shingles, once sealed (texts.go); textb
+	// gathers them until then.
+	texts  *textSet
+	textb  textBuilder
+	textKs []int
 	// generic: identifiers made only of ordinary words (see generic.go),
 	// matched only as whole units; vocab decides it while building.
 	generic map[digest]bool
@@ -66,7 +70,7 @@ type idEntry struct {
 
 func newManifest() *manifest {
 	return &manifest{notices: map[string]string{}, numbers: map[string]numberSet{}, numberText: map[string]string{}, ids: map[digest][]idOwner{},
-		ownIDs: map[string][]idEntry{}, texts: map[digest]struct{}{}, generic: map[digest]bool{}, quick: newQuickSet()}
+		ownIDs: map[string][]idEntry{}, generic: map[digest]bool{}, quick: newQuickSet()}
 }
 
 // addIdentifier records one identifier (tenant id, name, email, request id)
@@ -103,19 +107,18 @@ func (m *manifest) addIdentifier(x *hasher, tenantID, kind, value string) {
 	}
 }
 
-// addText records the shingles of one logged text.
+// addText records the shingles of one logged text (sealTexts sorts them
+// into the manifest's texts file).
 func (m *manifest) addText(x *hasher, text string) {
 	w := words(text)
 	switch {
 	case len(w) < minTextWords:
 	case len(w) < shingleWords:
-		m.texts[x.kgram(w)] = struct{}{}
-		m.addQuick(w)
+		m.textb.add(x.kgram(w), seqHashWords(w))
 		m.textKs = addK(m.textKs, len(w))
 	case len(w) <= winnowAbove:
 		for i := 0; i+shingleWords <= len(w); i++ {
-			m.texts[x.kgram(w[i:i+shingleWords])] = struct{}{}
-			m.addQuick(w[i : i+shingleWords])
+			m.textb.add(x.kgram(w[i:i+shingleWords]), seqHashWords(w[i:i+shingleWords]))
 		}
 		m.textKs = addK(m.textKs, shingleWords)
 	default:
@@ -138,14 +141,25 @@ func (m *manifest) addText(x *hasher, text string) {
 				}
 			}
 			if best != last {
-				m.texts[ds[best]] = struct{}{}
-				m.addQuick(w[best : best+shingleWords])
+				m.textb.add(ds[best], seqHashWords(w[best:best+shingleWords]))
 				last = best
 			}
 		}
 		m.textKs = addK(m.textKs, shingleWords)
 	}
 }
+
+// sealTexts sorts the texts added into the file at path ("": kept in
+// memory, for a test's small manifest) and opens it for the check.
+func (m *manifest) sealTexts(path string) error {
+	t, err := m.textb.finish(path)
+	m.textb = textBuilder{}
+	m.texts = t
+	return err
+}
+
+// close closes the manifest's texts file.
+func (m *manifest) close() error { return m.texts.close() }
 
 // addQuick records the cheap hash of a k-gram added to ids or texts.
 func (m *manifest) addQuick(w []string) {
@@ -167,6 +181,9 @@ func addK(ks []int, k int) []int {
 
 // write saves the manifest in a sorted, line-oriented text form.
 func (m *manifest) write(path string) error {
+	if m.texts == nil {
+		return errors.New("isolation manifest: the texts are not sealed")
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -240,19 +257,14 @@ func (m *manifest) writeTo(w io.Writer) {
 			flush()
 		}
 	}
-	// Texts carry their k-gram length so the check knows which k to try.
-	texts := make([]digest, 0, len(m.texts))
-	for d := range m.texts {
-		texts = append(texts, d)
-	}
-	slices.SortFunc(texts, func(x, y digest) int { return bytes.Compare(x[:], y[:]) })
+	// The texts' k-gram lengths, so the check knows which k to try, and
+	// their file (texts.go): its shingles and SHA-256.
 	b = append(b, "textks "+joinInts(m.textKs)+"\n"...)
-	for _, d := range texts {
-		b = append(b, "text "...)
-		b = hex.AppendEncode(b, d[:])
-		b = append(b, '\n')
-		flush()
-	}
+	b = append(b, "texts "...)
+	b = strconv.AppendInt(b, m.texts.n, 10)
+	b = append(b, ' ')
+	b = hex.AppendEncode(b, m.texts.sum[:])
+	b = append(b, '\n')
 	w.Write(b)
 }
 
@@ -276,6 +288,11 @@ func readManifest(path string) (*manifest, error) {
 	defer f.Close()
 	m := newManifest()
 	m.quick = nil // digests only: the check hashes every k-gram with SHA-256
+	var (
+		textsN    int64
+		textsSum  [sha256.Size]byte
+		textsSeen bool
+	)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	line := 0
@@ -348,12 +365,17 @@ func readManifest(path string) (*manifest, error) {
 					m.textKs = addK(m.textKs, k)
 				}
 			}
-		case "text":
-			d, ok := parseDigest(f[1])
-			if len(f) != 2 || !ok {
-				return nil, bad("text: bad hash")
+		case "texts":
+			var sum []byte
+			if len(f) == 3 {
+				sum, _ = hex.DecodeString(f[2])
 			}
-			m.texts[d] = struct{}{}
+			n, err := strconv.ParseInt(f[min(1, len(f)-1)], 10, 64)
+			if len(f) != 3 || err != nil || n < 0 || len(sum) != len(textsSum) || textsSeen {
+				return nil, bad("texts: want one record of the shingles and the SHA-256 of " + textsName)
+			}
+			textsN, textsSeen = n, true
+			copy(textsSum[:], sum)
 		default:
 			return nil, bad(fmt.Sprintf("unknown record %q", f[0]))
 		}
@@ -364,6 +386,12 @@ func readManifest(path string) (*manifest, error) {
 	if line == 0 {
 		return nil, fmt.Errorf("%s: empty", filepath.Base(path))
 	}
+	if !textsSeen {
+		return nil, fmt.Errorf("%s: no texts record", filepath.Base(path))
+	}
+	if m.texts, err = readTexts(filepath.Join(filepath.Dir(path), textsName), textsN, textsSum); err != nil {
+		return nil, err
+	}
 	sort.Strings(m.files)
 	return m, nil
 }
@@ -371,11 +399,12 @@ func readManifest(path string) (*manifest, error) {
 // buildManifest hashes every identifier the case knows (the analysis
 // tables, and the directory and provider Draft recorded in
 // notice_identities) and the logged texts of every request the analysis
-// names. Identifiers made of ordinary words (the templates', the
-// provider's) are marked generic. The notices themselves are added by the
-// caller.
-func buildManifest(ctx context.Context, db *sql.DB) (*manifest, error) {
+// names, whose shingles it writes to textsPath (sealTexts). Identifiers
+// made of ordinary words (the templates', the provider's) are marked
+// generic. The notices themselves are added by the caller, who closes it.
+func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest, error) {
 	m := newManifest()
+	m.textb.dir = filepath.Dir(textsPath)
 	var provider []string
 	if err := eachRow(ctx, db, "notify_provider_identity", func(rows *sql.Rows) error {
 		var v string
@@ -426,7 +455,11 @@ func buildManifest(ctx context.Context, db *sql.DB) (*manifest, error) {
 		m.addText(x, s)
 		return nil
 	}); err != nil {
+		m.textb.removeRuns()
 		return nil, fmt.Errorf("logged texts: %w", err)
+	}
+	if err := m.sealTexts(textsPath); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -447,14 +480,24 @@ func eachRow(ctx context.Context, db *sql.DB, query string, f func(*sql.Rows) er
 
 // caseManifest rebuilds an outbox's manifest from the case database alone:
 // buildManifest, and each notice's owner from the notices table.
-func caseManifest(ctx context.Context, db *sql.DB) (*manifest, error) {
-	m, err := buildManifest(ctx, db)
+func caseManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest, error) {
+	m, err := buildManifest(ctx, db, textsPath)
 	if err != nil {
 		return nil, err
 	}
+	if err := caseNotices(ctx, db, m); err != nil {
+		m.close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// caseNotices adds each drafted notice's owner and numbers from the
+// notices table.
+func caseNotices(ctx context.Context, db *sql.DB, m *manifest) error {
 	var identities int
 	if err := db.QueryRowContext(ctx, queries.Get("notify_identities_count")).Scan(&identities); err != nil {
-		return nil, fmt.Errorf("notice identities: %w", err)
+		return fmt.Errorf("notice identities: %w", err)
 	}
 	if err := eachRow(ctx, db, "notify_notice_files", func(rows *sql.Rows) error {
 		var file, kind string
@@ -475,16 +518,16 @@ func caseManifest(ctx context.Context, db *sql.DB) (*manifest, error) {
 		m.files = append(m.files, file)
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("notices: %w", err)
+		return fmt.Errorf("notices: %w", err)
 	}
 	if len(m.files) == 0 {
-		return nil, fmt.Errorf("the case database holds no drafted notices: run 'leakmap notify draft' first")
+		return fmt.Errorf("the case database holds no drafted notices: run 'leakmap notify draft' first")
 	}
 	if identities == 0 {
-		return nil, fmt.Errorf("the case database holds no directory snapshot (drafted by an older leakmap): redraft the notices")
+		return fmt.Errorf("the case database holds no directory snapshot (drafted by an older leakmap): redraft the notices")
 	}
 	sort.Strings(m.files)
-	return m, nil
+	return nil
 }
 
 // storeIdentities records in notice_identities what the manifest needs

@@ -121,7 +121,7 @@ func TestBuiltSegmentsMatchDecodingMutated(t *testing.T) {
 // form (no fallback to the decoder).
 func TestCheckBuiltReadsTheBytes(t *testing.T) {
 	db, res := draftFixture(t)
-	man, err := buildManifest(context.Background(), db)
+	man, err := buildManifest(context.Background(), db, filepath.Join(t.TempDir(), textsName))
 	if err != nil {
 		t.Fatal(err)
 	}

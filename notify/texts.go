@@ -1,0 +1,527 @@
+package notify
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// The logged texts' shingles are the bulk of an isolation manifest: 37
+// million at 10M requests, and growing with the texts the analysis names.
+// Held in a Go map they were most of the draft's memory (7.4 GB at 10M).
+// They live in a file of their own beside the manifest, isolation.texts:
+// the digests sorted, 16 bytes each, read by the check one block of
+// textBlock digests at a time. In memory stay a sparse index (one digest
+// per block) and one Bloom filter of bounded size, which turns away almost
+// every k-gram of a notice before any block is read. The file is sorted
+// with runs of bounded size spilled next to it, so building it is bounded
+// too.
+
+const (
+	textsName  = "isolation.texts"
+	textsMagic = "leakmap isolation texts v1\n"
+	textBlock  = 256 // digests per block read: 4 KiB
+	// textRun is the entries a builder sorts in memory before it spills
+	// them to a run file (24 bytes each: 48 MiB).
+	textRun = 1 << 21
+	// bloomMaxBits bounds a text filter: 512 MiB. Sized at 16 bits a
+	// shingle below it (about 1 false "maybe" in 400); a case with more
+	// than 2^28 shingles gets more false "maybe"s, each a block read,
+	// not more memory.
+	bloomMaxBits = 1 << 32
+)
+
+// bloom is a blocked Bloom filter: three bits in one 64-bit word per hash.
+type bloom struct {
+	words []uint64
+	shift uint
+}
+
+func newBloom(n int64) *bloom {
+	size := uint64(1 << 12)
+	for size < uint64(n)*16 && size < bloomMaxBits {
+		size <<= 1
+	}
+	words := size / 64
+	return &bloom{words: make([]uint64, words), shift: uint(64 - bits.Len64(words-1))}
+}
+
+func (b *bloom) add(h uint64) { b.words[h>>b.shift] |= bloomBits(h) }
+
+func (b *bloom) mayHave(h uint64) bool {
+	bb := bloomBits(h)
+	return b.words[h>>b.shift]&bb == bb
+}
+
+func digestKey(d digest) uint64 { return binary.LittleEndian.Uint64(d[8:]) }
+
+func cmpDigest(a, b digest) int { return bytes.Compare(a[:], b[:]) }
+
+// textSet is the shingles of the logged texts, sorted in a file (or, for
+// a small set built in a test, in memory).
+type textSet struct {
+	r     io.ReaderAt // the digests from offset len(textsMagic)
+	f     *os.File    // r, when a file
+	path  string      // f's
+	n     int64
+	sum   [sha256.Size]byte // of the whole file
+	index []digest          // the first digest of every block
+	// quick: the cheap hashes of the shingles (quick.go), when built from
+	// the texts in clear; digests: the digests, made when first needed
+	// (a check without the quick hashes).
+	quick      *bloom
+	digestOnce sync.Once
+	digests    *bloom
+
+	errMu sync.Mutex
+	err   error
+}
+
+// Err is the first error reading the set's file met by a check: the
+// check's result is not to be trusted then.
+func (t *textSet) Err() error {
+	if t == nil {
+		return nil
+	}
+	t.errMu.Lock()
+	defer t.errMu.Unlock()
+	return t.err
+}
+
+func (t *textSet) fail(err error) {
+	t.errMu.Lock()
+	defer t.errMu.Unlock()
+	if t.err == nil {
+		t.err = fmt.Errorf("%s: %w", textsName, err)
+	}
+}
+
+func (t *textSet) close() error {
+	if t == nil || t.f == nil {
+		return nil
+	}
+	return t.f.Close()
+}
+
+// mayHaveQuick says whether a k-gram of cheap hash h may be a shingle.
+func (t *textSet) mayHaveQuick(h uint64) bool {
+	if t == nil || t.n == 0 {
+		return false
+	}
+	return t.quick == nil || t.quick.mayHave(h) // without cheap hashes: maybe
+}
+
+// mayHold says whether d may be a shingle (the digest filter).
+func (t *textSet) mayHold(d digest) bool {
+	if t == nil || t.n == 0 {
+		return false
+	}
+	t.digestOnce.Do(func() {
+		if t.digests != nil {
+			return
+		}
+		b := newBloom(t.n)
+		if err := t.each(func(d digest) { b.add(digestKey(d)) }); err != nil {
+			t.fail(err)
+		}
+		t.digests = b
+	})
+	return t.digests.mayHave(digestKey(d))
+}
+
+// each calls f with every digest of the set, in order.
+func (t *textSet) each(f func(digest)) error {
+	r := bufio.NewReaderSize(io.NewSectionReader(t.r, int64(len(textsMagic)), t.n*16), 1<<20)
+	var d digest
+	for range t.n {
+		if _, err := io.ReadFull(r, d[:]); err != nil {
+			return err
+		}
+		f(d)
+	}
+	return nil
+}
+
+// has says whether d is a shingle: one block read. buf is the caller's
+// scratch. A read error is kept (Err) and taken as "no".
+func (t *textSet) has(d digest, buf *[]byte) bool {
+	if t == nil || t.n == 0 {
+		return false
+	}
+	b := sort.Search(len(t.index), func(i int) bool { return cmpDigest(t.index[i], d) > 0 }) - 1
+	if b < 0 {
+		return false
+	}
+	from := int64(b) * textBlock
+	cnt := int(min(textBlock, t.n-from))
+	if cap(*buf) < cnt*16 {
+		*buf = make([]byte, textBlock*16)
+	}
+	blk := (*buf)[:cnt*16]
+	if _, err := t.r.ReadAt(blk, int64(len(textsMagic))+from*16); err != nil {
+		t.fail(err)
+		return false
+	}
+	i := sort.Search(cnt, func(i int) bool { return bytes.Compare(blk[i*16:i*16+16], d[:]) >= 0 })
+	return i < cnt && bytes.Equal(blk[i*16:i*16+16], d[:])
+}
+
+// textEntry is a shingle being sorted: its digest (two big-endian
+// halves, so that the order is the bytes') and its cheap hash.
+type textEntry struct{ hi, lo, q uint64 }
+
+func cmpEntry(a, b textEntry) int {
+	if c := cmp.Compare(a.hi, b.hi); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.lo, b.lo)
+}
+
+func (e textEntry) digest() digest {
+	var d digest
+	binary.BigEndian.PutUint64(d[:8], e.hi)
+	binary.BigEndian.PutUint64(d[8:], e.lo)
+	return d
+}
+
+// textBuilder gathers shingles and sorts them into a textSet: in memory up
+// to textRun entries, in sorted runs spilled to files beyond.
+type textBuilder struct {
+	run   []textEntry
+	runs  []string // the spilled runs' files
+	lens  []int64  // their entries
+	dir   string   // where runs go: the set's directory
+	added int64    // shingles added, before any duplicate is dropped
+	err   error
+	max   int // entries sorted in memory before a spill: textRun (0), or a test's
+}
+
+func (b *textBuilder) add(d digest, q uint64) {
+	b.added++
+	if b.err != nil {
+		return
+	}
+	b.run = append(b.run, textEntry{binary.BigEndian.Uint64(d[:8]), binary.BigEndian.Uint64(d[8:]), q})
+	if len(b.run) >= cmp.Or(b.max, textRun) && b.dir != "" {
+		b.err = b.spill()
+	}
+}
+
+func sortUnique(run []textEntry) []textEntry {
+	slices.SortFunc(run, cmpEntry)
+	return slices.CompactFunc(run, func(a, b textEntry) bool { return a.hi == b.hi && a.lo == b.lo })
+}
+
+func (b *textBuilder) spill() error {
+	run := sortUnique(b.run)
+	f, err := os.CreateTemp(b.dir, ".isolation-texts-run-*")
+	if err != nil {
+		return err
+	}
+	b.runs = append(b.runs, f.Name())
+	b.lens = append(b.lens, int64(len(run)))
+	w := bufio.NewWriterSize(f, 1<<20)
+	var rec [24]byte
+	for _, e := range run {
+		binary.LittleEndian.PutUint64(rec[:], e.hi)
+		binary.LittleEndian.PutUint64(rec[8:], e.lo)
+		binary.LittleEndian.PutUint64(rec[16:], e.q)
+		w.Write(rec[:])
+	}
+	err = errors.Join(w.Flush(), f.Close())
+	b.run = b.run[:0]
+	return err
+}
+
+func (b *textBuilder) removeRuns() {
+	for _, r := range b.runs {
+		os.Remove(r)
+	}
+	b.runs, b.lens = nil, nil
+}
+
+// finish writes the set to path (a file written whole, then renamed into
+// place) and opens it; path "" keeps a small set in memory (the tests').
+func (b *textBuilder) finish(path string) (*textSet, error) {
+	defer b.removeRuns()
+	if b.err != nil {
+		return nil, fmt.Errorf("%s: %w", textsName, b.err)
+	}
+	var next func() (textEntry, bool, error)
+	var bound int64
+	if len(b.runs) == 0 {
+		run := sortUnique(b.run)
+		bound = int64(len(run))
+		i := 0
+		next = func() (textEntry, bool, error) {
+			if i == len(run) {
+				return textEntry{}, false, nil
+			}
+			i++
+			return run[i-1], true, nil
+		}
+	} else {
+		if len(b.run) > 0 {
+			if err := b.spill(); err != nil {
+				return nil, fmt.Errorf("%s: %w", textsName, err)
+			}
+		}
+		b.run = nil
+		m, err := openMerge(b.runs, b.lens)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", textsName, err)
+		}
+		defer m.close()
+		for _, n := range b.lens {
+			bound += n
+		}
+		next = m.next
+	}
+	t := &textSet{quick: newBloom(bound)}
+	var out io.Writer
+	var mem bytes.Buffer
+	var f *os.File
+	var tmp string
+	if path == "" {
+		out = &mem
+	} else {
+		var err error
+		if f, err = os.CreateTemp(filepath.Dir(path), ".isolation-texts-*"); err != nil {
+			return nil, fmt.Errorf("%s: %w", textsName, err)
+		}
+		tmp = f.Name()
+		defer os.Remove(tmp) // gone once renamed
+		out = f
+	}
+	sum := sha256.New()
+	w := bufio.NewWriterSize(io.MultiWriter(out, sum), 1<<20)
+	w.WriteString(textsMagic)
+	for {
+		e, ok, err := next()
+		if err != nil {
+			if f != nil {
+				f.Close()
+			}
+			return nil, fmt.Errorf("%s: %w", textsName, err)
+		}
+		if !ok {
+			break
+		}
+		d := e.digest()
+		if t.n%textBlock == 0 {
+			t.index = append(t.index, d)
+		}
+		t.n++
+		t.quick.add(e.q)
+		w.Write(d[:])
+	}
+	err := w.Flush()
+	copy(t.sum[:], sum.Sum(nil))
+	if f == nil {
+		t.r = bytes.NewReader(mem.Bytes())
+		return t, err
+	}
+	if err := errors.Join(err, f.Close()); err != nil {
+		return nil, fmt.Errorf("%s: %w", textsName, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("%s: %w", textsName, err)
+	}
+	if t.f, err = os.Open(path); err != nil {
+		return nil, fmt.Errorf("%s: %w", textsName, err)
+	}
+	t.r, t.path = t.f, path
+	return t, nil
+}
+
+// moveTo renames the set's file (open, and read still) to path.
+func (t *textSet) moveTo(path string) error {
+	if err := os.Rename(t.path, path); err != nil {
+		return fmt.Errorf("%s: %w", textsName, err)
+	}
+	t.path = path
+	return nil
+}
+
+// merge reads sorted runs in order, each digest once.
+type merge struct {
+	files []*os.File
+	rs    []*bufio.Reader
+	left  []int64
+	heads []textEntry
+	heap  []int // runs by head, a min-heap
+	last  textEntry
+	any   bool
+}
+
+func openMerge(paths []string, lens []int64) (*merge, error) {
+	m := &merge{left: slices.Clone(lens)}
+	for i, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		m.files = append(m.files, f)
+		m.rs = append(m.rs, bufio.NewReaderSize(f, 64<<10))
+		m.heads = append(m.heads, textEntry{})
+		ok, err := m.advance(i)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		if ok {
+			m.heap = append(m.heap, i)
+		}
+	}
+	for i := len(m.heap)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+	return m, nil
+}
+
+func (m *merge) close() {
+	for _, f := range m.files {
+		f.Close()
+	}
+}
+
+func (m *merge) advance(i int) (bool, error) {
+	if m.left[i] == 0 {
+		return false, nil
+	}
+	m.left[i]--
+	var rec [24]byte
+	if _, err := io.ReadFull(m.rs[i], rec[:]); err != nil {
+		return false, err
+	}
+	m.heads[i] = textEntry{binary.LittleEndian.Uint64(rec[:]), binary.LittleEndian.Uint64(rec[8:]), binary.LittleEndian.Uint64(rec[16:])}
+	return true, nil
+}
+
+func (m *merge) less(a, b int) bool { return cmpEntry(m.heads[m.heap[a]], m.heads[m.heap[b]]) < 0 }
+
+func (m *merge) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(m.heap) {
+			return
+		}
+		if r := l + 1; r < len(m.heap) && m.less(r, l) {
+			l = r
+		}
+		if !m.less(l, i) {
+			return
+		}
+		m.heap[i], m.heap[l] = m.heap[l], m.heap[i]
+		i = l
+	}
+}
+
+func (m *merge) next() (textEntry, bool, error) {
+	for len(m.heap) > 0 {
+		top := m.heap[0]
+		e := m.heads[top]
+		ok, err := m.advance(top)
+		if err != nil {
+			return textEntry{}, false, err
+		}
+		if !ok {
+			m.heap[0] = m.heap[len(m.heap)-1]
+			m.heap = m.heap[:len(m.heap)-1]
+		}
+		m.down(0)
+		if m.any && cmpEntry(e, m.last) == 0 {
+			continue // in more than one run
+		}
+		m.last, m.any = e, true
+		return e, true, nil
+	}
+	return textEntry{}, false, nil
+}
+
+// readTexts opens an outbox's isolation.texts and proves it is the one the
+// manifest records (n digests, its SHA-256) and sorted, each digest once:
+// the check's lookups rely on the order. The digest filter is made on the
+// way.
+func readTexts(path string, n int64, sum [sha256.Size]byte) (*textSet, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("isolation manifest: %w", err)
+	}
+	t := &textSet{r: f, f: f, path: path, n: n, sum: sum}
+	bad := func(msg string, args ...any) (*textSet, error) {
+		f.Close()
+		return nil, fmt.Errorf("%s: %s", filepath.Base(path), fmt.Sprintf(msg, args...))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return bad("%v", err)
+	}
+	if st.Size() != int64(len(textsMagic))+16*n {
+		return bad("%d bytes, but the manifest records %d shingles: redraft the notices", st.Size(), n)
+	}
+	h := sha256.New()
+	r := bufio.NewReaderSize(io.TeeReader(f, h), 1<<20)
+	head := make([]byte, len(textsMagic))
+	if _, err := io.ReadFull(r, head); err != nil || string(head) != textsMagic {
+		return bad("not a leakmap isolation texts file of this version: redraft the notices")
+	}
+	t.digests = newBloom(n)
+	var d, prev digest
+	for i := range n {
+		if _, err := io.ReadFull(r, d[:]); err != nil {
+			return bad("%v", err)
+		}
+		if i > 0 && cmpDigest(prev, d) >= 0 {
+			return bad("shingle %d is out of order: edited or damaged, redraft the notices", i+1)
+		}
+		if i%textBlock == 0 {
+			t.index = append(t.index, d)
+		}
+		t.digests.add(digestKey(d))
+		prev = d
+	}
+	if !bytes.Equal(h.Sum(nil), sum[:]) {
+		return bad("differs from the manifest's record of it (SHA-256): edited or damaged, redraft the notices")
+	}
+	return t, nil
+}
+
+// sameFiles says whether the files at a and b hold the same bytes (false
+// too when either cannot be read), read a piece at a time.
+func sameFiles(a, b string) bool {
+	fa, err := os.Open(a)
+	if err != nil {
+		return false
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		return false
+	}
+	defer fb.Close()
+	ra, rb := bufio.NewReaderSize(fa, 1<<20), bufio.NewReaderSize(fb, 1<<20)
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, ea := io.ReadFull(ra, ba)
+		nb, eb := io.ReadFull(rb, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package notify
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The texts file is the same whether its shingles were sorted in memory or
+// spilled in runs and merged (duplicates within and across runs dropped);
+// every shingle added is found and no other; readTexts takes the file back
+// and refuses one out of order, cut, grown or changed.
+func TestTextSet(t *testing.T) {
+	dir := t.TempDir()
+	x := newHasher()
+	r := rand.New(rand.NewPCG(3, 9))
+	var in, out []digest
+	for i := range 5000 {
+		in = append(in, x.kgram([]string{"shingle", fmt.Sprint(i)}))
+		out = append(out, x.kgram([]string{"absent", fmt.Sprint(i)}))
+	}
+	build := func(max int, path string) *textSet {
+		b := textBuilder{dir: dir, max: max}
+		for range 3 { // every shingle three times, in a random order
+			for _, i := range r.Perm(len(in)) {
+				b.add(in[i], uint64(i))
+			}
+		}
+		if max > 0 && len(b.runs) < 10 {
+			t.Fatalf("%d runs spilled, want many", len(b.runs))
+		}
+		ts, err := b.finish(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ts.close() })
+		return ts
+	}
+	build(0, filepath.Join(dir, "mem"))
+	spilled := build(700, filepath.Join(dir, textsName))
+	a, _ := os.ReadFile(filepath.Join(dir, "mem"))
+	b, _ := os.ReadFile(filepath.Join(dir, textsName))
+	if !bytes.Equal(a, b) || len(a) != len(textsMagic)+16*len(in) {
+		t.Fatalf("in memory %d bytes, spilled %d, want %d, equal", len(a), len(b), len(textsMagic)+16*len(in))
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".isolation-texts-*")); len(left) != 0 {
+		t.Fatalf("runs left behind: %v", left)
+	}
+	read, err := readTexts(filepath.Join(dir, textsName), spilled.n, spilled.sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer read.close()
+	var buf []byte
+	for name, ts := range map[string]*textSet{"built": spilled, "read": read} {
+		for i := range in {
+			if !ts.has(in[i], &buf) || !ts.mayHold(in[i]) {
+				t.Fatalf("%s: shingle %d not found", name, i)
+			}
+			if ts.has(out[i], &buf) {
+				t.Fatalf("%s: absent %d found", name, i)
+			}
+		}
+		if err := ts.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range in {
+		if !spilled.mayHaveQuick(uint64(i)) {
+			t.Fatalf("cheap hash %d turned away", i)
+		}
+	}
+
+	for name, tc := range map[string]struct {
+		edit func([]byte) []byte
+		want string
+	}{
+		"two shingles swapped": {func(f []byte) []byte {
+			p := len(textsMagic) + 16*100
+			s := bytes.Clone(f[p : p+16])
+			copy(f[p:], f[p+16:p+32])
+			copy(f[p+16:], s)
+			return f
+		}, "out of order"},
+		"a byte changed":       {func(f []byte) []byte { f[len(f)-1] ^= 1; return f }, "SHA-256"},
+		"the last shingle cut": {func(f []byte) []byte { return f[:len(f)-16] }, "records"},
+		"a shingle added":      {func(f []byte) []byte { return append(f, f[len(f)-16:]...) }, "records"},
+		"another version":      {func(f []byte) []byte { f[len(textsMagic)-2] = '9'; return f }, "version"},
+	} {
+		p := filepath.Join(t.TempDir(), textsName)
+		if err := os.WriteFile(p, tc.edit(bytes.Clone(b)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readTexts(p, spilled.n, spilled.sum); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error with %q", name, err, tc.want)
+		}
+	}
+}
