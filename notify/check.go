@@ -238,14 +238,14 @@ type negCache struct {
 
 const negCacheSlots = 1 << 14
 
-func (nc *negCache) known(q *quickSet, h uint64) bool {
-	if nc.slots == nil || nc.n != q.n {
+func (nc *negCache) known(n int, h uint64) bool {
+	if nc.slots == nil || nc.n != n {
 		if nc.slots == nil {
 			nc.slots = make([]uint64, negCacheSlots)
 		} else {
 			clear(nc.slots)
 		}
-		nc.n = q.n
+		nc.n = n
 		return false
 	}
 	return h != 0 && nc.slots[h&(negCacheSlots-1)] == h
@@ -319,8 +319,8 @@ type pairCache struct {
 
 func (c *checker) pairOf(wh []uint64, a, b wordLine) *pairFacts {
 	pc := &c.pairs
-	if pc.n != c.m.quick.n {
-		pc.cur, pc.old, pc.n = nil, nil, c.m.quick.n
+	if pc.n != c.m.gen() {
+		pc.cur, pc.old, pc.n = nil, nil, c.m.gen()
 	}
 	// The line that follows a template line is almost always the same
 	// one: the last pair found from a is kept in a itself, which spares
@@ -442,16 +442,17 @@ type hit struct {
 	text   bool // a logged-text shingle, else an identifier
 }
 
-func newChecker(m *manifest) *checker { return newCheckerQuick(m, m.quick != nil) }
+func newChecker(m *manifest) *checker { return newCheckerQuick(m, m.ids.fromClear) }
 
 // newCheckerQuick is newChecker, told whether to use the manifest's quick
 // set (the tests check with and without it, and compare).
 func newCheckerQuick(m *manifest, quick bool) *checker {
-	c := &checker{m: m, quick: quick && m.quick != nil, x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
+	c := &checker{m: m, quick: quick && m.ids.fromClear, x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
 	if !c.quick {
 		c.f = m.filter()
 	}
-	for _, k := range m.idKs {
+	m.ids.seal()
+	for _, k := range m.ids.ks {
 		c.ks = addK(c.ks, k)
 	}
 	for _, k := range m.textKs {
@@ -468,11 +469,11 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	maybeText := true
 	if c.quick {
 		h := seqHash(wh[i : i+k])
-		if c.neg.known(c.m.quick, h) {
+		if c.neg.known(c.m.gen(), h) {
 			return out
 		}
 		maybeText = c.m.texts.mayHaveQuick(h)
-		if !maybeText && !c.m.quick.has(h) {
+		if !maybeText && !c.m.ids.mayHaveQuick(h) {
 			c.neg.add(h)
 			return out // not a k-gram of the manifest: no SHA-256, no probe
 		}
@@ -487,7 +488,7 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	// The filters turn away most k-grams: one bit read instead of a
 	// probe of a map of millions of entries, or a block of the texts read.
 	if c.f == nil || c.f.mayHold(c.m, d) {
-		if _, ok := c.m.ids[d]; ok {
+		if len(c.m.ids.lookup(d)) > 0 {
 			out = append(out, hit{pos: i, k: k, d: d})
 		}
 	}
@@ -621,6 +622,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 		}
 	}
 	quick := c.quick
+	self := c.m.ids.owner(owner)
 	for _, seg := range segs {
 		w, wh, lineOf, hits := c.ws[:0], c.wh[:0], c.lineOf[:0], c.hits[:0]
 		units := c.us[:0]    // generic identifiers standing alone, in this segment
@@ -640,7 +642,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 				// that one is compared first, which spares hashing the
 				// line for the cache.
 				var f *lineFacts
-				if prev != nil && prev.succ != nil && prev.succN == c.m.quick.n && prev.succ.raw == raw {
+				if prev != nil && prev.succ != nil && prev.succN == c.m.gen() && prev.succ.raw == raw {
 					f = prev.succ
 				} else {
 					if f = c.recent.get(raw); f == nil {
@@ -648,7 +650,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 						c.recent.put(f.raw, f)
 					}
 					if prev != nil {
-						prev.succ, prev.succN = f, c.m.quick.n
+						prev.succ, prev.succN = f, c.m.gen()
 					}
 				}
 				prev = f
@@ -702,8 +704,8 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 			if h.text {
 				continue
 			}
-			for _, o := range c.m.ids[h.d] {
-				if o.owner == owner {
+			for _, o := range c.m.ids.lookup(h.d) {
+				if o.owner == self {
 					for j := h.pos; j < h.pos+h.k; j++ {
 						masked[j] = true
 					}
@@ -729,7 +731,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 			// (unitHits), except an all-number one in running text (the
 			// body, the subject): there any number that is not one the
 			// notice writes itself is a hit (ownnumbers.go).
-			if c.m.generic[h.d] {
+			if c.m.ids.isGeneric(h.d) {
 				var hw []string
 				if quick {
 					hw = c.segWords(h.pos, h.k)
@@ -740,9 +742,9 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 					continue
 				}
 			}
-			for _, o := range c.m.ids[h.d] {
-				if o.owner != owner {
-					add(fmt.Sprintf("%s, word %d: another tenant's %s", seg.label, h.pos+1, kindLabel(o.kind)))
+			for _, o := range c.m.ids.lookup(h.d) {
+				if o.owner != self {
+					add(fmt.Sprintf("%s, word %d: another tenant's %s", seg.label, h.pos+1, kindLabel(c.m.ids.kinds[o.kind])))
 					break
 				}
 			}
@@ -780,7 +782,7 @@ func (c *checker) normLine(line string) string {
 // lineUnits returns the units of a normalised line that are generic
 // identifiers of the manifest (usually none), cached by the line.
 func (c *checker) lineUnits(line string) []unitInfo {
-	if len(c.m.generic) == 0 {
+	if c.m.ids.generics == 0 {
 		return nil
 	}
 	if us, ok := c.units[line]; ok {
@@ -792,10 +794,10 @@ func (c *checker) lineUnits(line string) []unitInfo {
 		if len(w) == 0 || len(w) > maxUnitWords {
 			continue
 		}
-		if c.m.quick != nil && !c.m.quick.has(seqHashWords(w)) {
+		if !c.m.ids.mayHaveQuick(seqHashWords(w)) {
 			continue // not an identifier of the manifest
 		}
-		if d := c.x.kgram(w); c.m.generic[d] {
+		if d := c.x.kgram(w); c.m.ids.isGeneric(d) {
 			us = append(us, unitInfo{d: d, numeric: vocabulary(nil).ordinary(w), token: u.token})
 		}
 	}
@@ -829,13 +831,14 @@ func (c *checker) unitHits(seg segment, units []unitInfo, owner string, add func
 			continue
 		}
 		foreign := ""
-		for _, o := range c.m.ids[u.d] {
-			if o.owner == owner {
+		self := c.m.ids.owner(owner)
+		for _, o := range c.m.ids.lookup(u.d) {
+			if o.owner == self {
 				foreign = ""
 				break
 			}
 			if foreign == "" {
-				foreign = o.kind
+				foreign = c.m.ids.kinds[o.kind]
 			}
 		}
 		if foreign != "" {
@@ -870,14 +873,14 @@ type digestFilter struct {
 }
 
 func newDigestFilter(m *manifest) *digestFilter {
-	n := len(m.ids)
+	n := m.ids.distinct
 	size := uint64(1 << 16)
 	for size < uint64(n)*16 { // about 1 in 16 false positives
 		size <<= 1
 	}
 	f := &digestFilter{bits: make([]uint64, size/64), mask: size - 1, n: n}
-	for d := range m.ids {
-		f.add(d)
+	for _, r := range m.ids.recs {
+		f.add(r.d)
 	}
 	return f
 }
@@ -890,7 +893,7 @@ func (f *digestFilter) add(d digest) {
 // mayHold says whether d may be in m's ids; when m has gained entries
 // since the filter was made it cannot tell, and says yes.
 func (f *digestFilter) mayHold(m *manifest, d digest) bool {
-	if len(m.ids) != f.n {
+	if m.ids.distinct != f.n {
 		return true
 	}
 	b := binary.LittleEndian.Uint64(d[:8]) & f.mask
@@ -902,7 +905,7 @@ func (f *digestFilter) mayHold(m *manifest, d digest) bool {
 func (m *manifest) filter() *digestFilter {
 	m.filterMu.Lock()
 	defer m.filterMu.Unlock()
-	if m.digestFilter == nil || m.digestFilter.n != len(m.ids) {
+	if m.digestFilter == nil || m.digestFilter.n != m.ids.distinct {
 		m.digestFilter = newDigestFilter(m)
 	}
 	return m.digestFilter
@@ -913,7 +916,7 @@ func (m *manifest) filter() *digestFilter {
 // to a character that is no letter or digit, or at the line's ends), so
 // their cheap hashes are at hand. starts is each word's offset in line.
 func (c *checker) appendQuickUnits(out []unitInfo, line string, lw []string, lwh []uint64, starts []int) []unitInfo {
-	if len(c.m.generic) == 0 || len(lw) == 0 {
+	if c.m.ids.generics == 0 || len(lw) == 0 {
 		return out
 	}
 	c.spans, c.toks = appendUnitSpans(line, c.spans[:0], c.toks)
@@ -926,11 +929,11 @@ func (c *checker) appendQuickUnits(out []unitInfo, line string, lw []string, lwh
 		if j == i || j-i > maxUnitWords {
 			continue
 		}
-		if !c.m.quick.has(seqHash(lwh[i:j])) {
+		if !c.m.ids.mayHaveQuick(seqHash(lwh[i:j])) {
 			continue // not an identifier of the manifest
 		}
 		w := lw[i:j]
-		if d := c.x.kgram(w); c.m.generic[d] {
+		if d := c.x.kgram(w); c.m.ids.isGeneric(d) {
 			out = append(out, unitInfo{d: d, numeric: vocabulary(nil).ordinary(w), token: sp.token})
 		}
 	}

@@ -33,78 +33,46 @@ type manifest struct {
 	// for its tenant notices (numbers checks a notice read back).
 	numberText map[string]string
 	files      []string // sorted
-	ids        map[digest][]idOwner
-	ownIDs     map[string][]idEntry // owner -> its identifiers
-	idKs       []int
+	// ids: every identifier of every tenant (ids.go).
+	ids idTable
 	// texts: the logged texts' shingles, once sealed (texts.go); textb
 	// gathers them until then.
 	texts  *textSet
 	textb  textBuilder
 	textKs []int
-	// generic: identifiers made only of ordinary words (see generic.go),
-	// matched only as whole units; vocab decides it while building.
-	generic map[digest]bool
-	vocab   vocabulary
+	// vocab decides which identifiers are generic (generic.go): made only
+	// of ordinary words, matched only as whole units.
+	vocab vocabulary
 
 	filterMu     sync.Mutex
 	digestFilter *digestFilter // the checkers' shared filter (check.go)
-	// quick holds a cheap hash of every id and text k-gram (quick.go)
-	// when the manifest was built from the identifiers and texts in
-	// clear; nil when read from a file.
-	quick *quickSet
 
-	// The last tenant's owner key and the kinds seen, so that the ids of
-	// a tenant (the identifiers come sorted by tenant) share one string
-	// each: fewer objects for the GC to mark on every cycle.
+	// The last tenant and its owner key: the identifiers come sorted by
+	// tenant, and the key is a SHA-256.
 	lastTenant, lastOwner string
-	kinds                 map[string]string
 }
 
-type idOwner struct{ owner, kind string }
-
-type idEntry struct {
-	kind string
-	k    int
-	d    digest
-}
+// gen is a number that changes when the manifest's identifiers do: the
+// checkers' caches hold what they found for one value of it. Sealed, the
+// identifiers do not change; the tests seal each manifest anew.
+func (m *manifest) gen() int { return len(m.ids.recs) }
 
 func newManifest() *manifest {
-	return &manifest{notices: map[string]string{}, numbers: map[string]numberSet{}, numberText: map[string]string{}, ids: map[digest][]idOwner{},
-		ownIDs: map[string][]idEntry{}, generic: map[digest]bool{}, quick: newQuickSet()}
+	return &manifest{notices: map[string]string{}, numbers: map[string]numberSet{}, numberText: map[string]string{}, ids: idTable{fromClear: true}}
 }
 
 // addIdentifier records one identifier (tenant id, name, email, request id)
 // of a tenant.
-func (m *manifest) addIdentifier(x *hasher, tenantID, kind, value string) {
+func (m *manifest) addIdentifier(x *hasher, tenantID, kind, value string) error {
 	w := words(value)
 	if len(w) == 0 {
-		return
+		return nil
 	}
 	if m.lastOwner == "" || tenantID != m.lastTenant {
 		m.lastTenant, m.lastOwner = tenantID, ownerKey(tenantID)
 	}
-	owner := m.lastOwner
-	if k, ok := m.kinds[kind]; ok {
-		kind = k
-	} else {
-		if m.kinds == nil {
-			m.kinds = map[string]string{}
-		}
-		m.kinds[kind] = kind
-	}
-	d := x.kgram(w)
-	m.addQuick(w)
-	for _, o := range m.ids[d] {
-		if o.owner == owner && o.kind == kind {
-			return
-		}
-	}
-	m.ids[d] = append(m.ids[d], idOwner{owner, kind})
-	m.ownIDs[owner] = append(m.ownIDs[owner], idEntry{kind, len(w), d})
-	m.idKs = addK(m.idKs, len(w))
-	if m.vocab.ordinary(w) && len(w) <= maxUnitWords {
-		m.generic[d] = true
-	}
+	generic := m.vocab.ordinary(w) && len(w) <= maxUnitWords
+	return m.ids.add(m.lastOwner, kind, len(w), x.kgram(w), generic, seqHashWords(w))
 }
 
 // addText records the shingles of one logged text (sealTexts sorts them
@@ -160,13 +128,6 @@ func (m *manifest) sealTexts(path string) error {
 
 // close closes the manifest's texts file.
 func (m *manifest) close() error { return m.texts.close() }
-
-// addQuick records the cheap hash of a k-gram added to ids or texts.
-func (m *manifest) addQuick(w []string) {
-	if m.quick != nil {
-		m.quick.add(seqHashWords(w))
-	}
-}
 
 func addK(ks []int, k int) []int {
 	for _, v := range ks {
@@ -224,38 +185,25 @@ func (m *manifest) writeTo(w io.Writer) {
 		b = append(b, '\n')
 		flush()
 	}
-	owners := make([]string, 0, len(m.ownIDs))
-	for o := range m.ownIDs {
-		owners = append(owners, o)
-	}
-	sort.Strings(owners)
-	var entries []idEntry
-	for _, o := range owners {
-		entries = append(entries[:0], m.ownIDs[o]...)
-		sort.Slice(entries, func(i, j int) bool {
-			if entries[i].kind != entries[j].kind {
-				return entries[i].kind < entries[j].kind
-			}
-			return bytes.Compare(entries[i].d[:], entries[j].d[:]) < 0
-		})
-		for _, e := range entries {
-			scope := "words"
-			if m.generic[e.d] {
-				scope = "unit"
-			}
-			b = append(b, "id "...)
-			b = append(b, o...)
-			b = append(b, ' ')
-			b = append(b, e.kind...)
-			b = append(b, ' ')
-			b = strconv.AppendInt(b, int64(e.k), 10)
-			b = append(b, ' ')
-			b = hex.AppendEncode(b, e.d[:])
-			b = append(b, ' ')
-			b = append(b, scope...)
-			b = append(b, '\n')
-			flush()
+	m.ids.seal()
+	for _, i := range m.ids.byOwner() {
+		e := &m.ids.recs[i]
+		scope := "words"
+		if e.generic {
+			scope = "unit"
 		}
+		b = append(b, "id "...)
+		b = append(b, m.ids.owners[e.owner]...)
+		b = append(b, ' ')
+		b = append(b, m.ids.kinds[e.kind]...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(e.k), 10)
+		b = append(b, ' ')
+		b = hex.AppendEncode(b, e.d[:])
+		b = append(b, ' ')
+		b = append(b, scope...)
+		b = append(b, '\n')
+		flush()
 	}
 	// The texts' k-gram lengths, so the check knows which k to try, and
 	// their file (texts.go): its shingles and SHA-256.
@@ -287,7 +235,7 @@ func readManifest(path string) (*manifest, error) {
 	}
 	defer f.Close()
 	m := newManifest()
-	m.quick = nil // digests only: the check hashes every k-gram with SHA-256
+	m.ids.fromClear = false // digests only: the check hashes every k-gram with SHA-256
 	var (
 		textsN    int64
 		textsSum  [sha256.Size]byte
@@ -346,12 +294,9 @@ func readManifest(path string) (*manifest, error) {
 			if err != nil || k < 1 || !ok {
 				return nil, bad("id: bad k or hash")
 			}
-			if f[5] == "unit" {
-				m.generic[d] = true
+			if err := m.ids.add(f[1], f[2], k, d, f[5] == "unit", 0); err != nil {
+				return nil, bad("id: " + err.Error())
 			}
-			m.ids[d] = append(m.ids[d], idOwner{f[1], f[2]})
-			m.ownIDs[f[1]] = append(m.ownIDs[f[1]], idEntry{f[2], k, d})
-			m.idKs = addK(m.idKs, k)
 		case "textks":
 			if len(f) != 2 {
 				return nil, bad("textks: want a list")
@@ -389,6 +334,7 @@ func readManifest(path string) (*manifest, error) {
 	if !textsSeen {
 		return nil, fmt.Errorf("%s: no texts record", filepath.Base(path))
 	}
+	m.ids.seal()
 	if m.texts, err = readTexts(filepath.Join(filepath.Dir(path), textsName), textsN, textsSum); err != nil {
 		return nil, err
 	}
@@ -439,14 +385,21 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 			batches <- batch
 		}
 	}()
+	var addErr error
 	for batch := range batches {
 		for _, r := range batch {
-			m.addIdentifier(x, r.tenant, r.kind, r.value)
+			if err := m.addIdentifier(x, r.tenant, r.kind, r.value); err != nil && addErr == nil {
+				addErr = fmt.Errorf("identifiers: tenant %s: %w", r.tenant, err)
+			}
 		}
 	}
 	if readErr != nil {
 		return nil, fmt.Errorf("identifiers: %w", readErr)
 	}
+	if addErr != nil {
+		return nil, addErr
+	}
+	m.ids.seal()
 	if err := eachRow(ctx, db, "notify_logged_texts", func(rows *sql.Rows) error {
 		var s string
 		if err := rows.Scan(&s); err != nil {

@@ -15,18 +15,36 @@ import (
 // by index (so the error does not depend on scheduling). Workers stop
 // taking work after an error or when ctx is done.
 func parallelEach[S any](ctx context.Context, n int, newState func() S, f func(S, int) error) error {
+	return parallelEachFed(ctx, n, func(send func(int, struct{}) bool) error {
+		for i := 0; i < n && send(i, struct{}{}); i++ {
+		}
+		return nil
+	}, newState, func(st S, i int, _ struct{}) error { return f(st, i) })
+}
+
+// parallelEachFed is parallelEach with each item's input v made by feed,
+// which calls send(i, v) for i = 0, 1, ... n-1 in turn (stopping when send
+// says false) on a goroutine of its own, at most a few items ahead of the
+// workers: the inputs are never all held at once. A feed's error counts
+// as the error of the first item it did not send.
+func parallelEachFed[S, V any](ctx context.Context, n int, feed func(send func(int, V) bool) error, newState func() S, f func(S, int, V) error) error {
+	type item struct {
+		i int
+		v V
+	}
 	errsAt := make([]error, n)
-	next := make(chan int)
+	workers := min(runtime.GOMAXPROCS(0), max(n, 1))
+	next := make(chan item, workers)
 	var wg sync.WaitGroup
 	var failed sync.Once
 	stop := make(chan struct{})
-	for w := 0; w < min(runtime.GOMAXPROCS(0), max(n, 1)); w++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			st := newState()
-			for i := range next {
-				if errsAt[i] = f(st, i); errsAt[i] != nil {
+			for it := range next {
+				if errsAt[it.i] = f(st, it.i, it.v); errsAt[it.i] != nil {
 					failed.Do(func() { close(stop) })
 				}
 				// Yield between items: a worker that never stops is
@@ -37,24 +55,39 @@ func parallelEach[S any](ctx context.Context, n int, newState func() S, f func(S
 			}
 		}()
 	}
-feed:
-	for i := 0; i < n; i++ {
-		select {
-		case next <- i:
-		case <-stop:
-			break feed
-		case <-ctx.Done():
-			break feed
+	sent := 0
+	feedErr := feed(func(i int, v V) bool {
+		if i != sent || i >= n {
+			panic(fmt.Sprintf("notify: fed item %d, want %d of %d", i, sent, n))
 		}
-	}
+		select {
+		case next <- item{i, v}:
+			sent++
+			return true
+		case <-stop:
+		case <-ctx.Done():
+		}
+		return false
+	})
 	close(next)
 	wg.Wait()
+	if feedErr != nil && sent < n {
+		errsAt[sent] = feedErr
+	} else if feedErr != nil {
+		return feedErr
+	}
 	for _, err := range errsAt {
 		if err != nil {
 			return err
 		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if sent < n {
+		return fmt.Errorf("notify: %d of %d items fed", sent, n)
+	}
+	return nil
 }
 
 // checkListing is the check result of notices already checked from memory

@@ -217,7 +217,7 @@ func TestSendDeliversEveryReadyNoticeOnce(t *testing.T) {
 	}
 	byID := byMessageID(t, msgs)
 	dir, _ := ParseDirectory([]byte(fixtureDirectory), "tenants.csv")
-	rows, _ := loadRequestRows(ctx, db)
+	rows := requestRowsByTenant(t, ctx, db)
 	for _, n := range res.Notices {
 		ps := byID[n.MessageID]
 		if n.Status != StatusReady {
@@ -453,4 +453,26 @@ func selfSignedTLS(t testing.TB) (server, client *tls.Config) {
 	pool.AddCert(cert)
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
 		&tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+}
+
+// requestRowsByTenant reads every tenant's requests as the draft does.
+func requestRowsByTenant(t *testing.T, ctx context.Context, db *sql.DB) map[string][]requestRow {
+	t.Helper()
+	tenants, err := loadCaseTenants(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := openRequestRows(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	out := map[string][]requestRow{}
+	if err := r.each(tenants, func(i int, rows []requestRow) bool {
+		out[tenants[i].ID] = rows
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -332,7 +332,8 @@ func (b *textBuilder) finish(path string) (*textSet, error) {
 		t.r = bytes.NewReader(mem.Bytes())
 		return t, err
 	}
-	if err := errors.Join(err, f.Close()); err != nil {
+	// CreateTemp's file is the owner's alone; the outbox's others are not.
+	if err := errors.Join(err, f.Chmod(0o644), f.Close()); err != nil {
 		return nil, fmt.Errorf("%s: %w", textsName, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -1,0 +1,114 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/leakmap/leakmap/queries"
+)
+
+// The requests are read one tenant at a time, each tenant's in the query's
+// order: the same rows as the query gives, none lost when a tenant of the
+// list has none or a tenant with rows is not in the list; a list out of
+// order is refused.
+func TestRequestRowsEach(t *testing.T) {
+	db, _ := openFixture(t)
+	ctx := context.Background()
+	tenants, err := loadCaseTenants(ctx, db)
+	if err != nil || len(tenants) < 3 {
+		t.Fatalf("%d tenants (%v)", len(tenants), err)
+	}
+	rows, err := db.QueryContext(ctx, "SELECT tenant_id, request_id FROM ("+strings.TrimSuffix(strings.TrimSpace(queries.Get("notify_request_rows")), ";")+")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{}
+	for rows.Next() {
+		var tenant, id string
+		if err := rows.Scan(&tenant, &id); err != nil {
+			t.Fatal(err)
+		}
+		want[tenant] = append(want[tenant], id)
+	}
+	rows.Close()
+	if len(want) < 3 || len(want[tenants[1].ID]) == 0 {
+		t.Fatalf("the fixture's requests: %v", want)
+	}
+	// The list without its second tenant, and with one that has no rows.
+	list := append(slices.Clone(tenants[:1]), tenants[2:]...)
+	list = append(list, caseTenant{ID: "zz-no-rows"})
+	r, err := openRequestRows(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	if err := r.each(list, func(i int, rs []requestRow) bool {
+		for _, x := range rs {
+			got[list[i].ID] = append(got[list[i].ID], x.RequestID)
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.close()
+	delete(want, tenants[1].ID)
+	for tenant, ids := range want {
+		slices.Sort(ids) // the query's order is the cursor's; compared as sets
+		slices.Sort(got[tenant])
+		if !slices.Equal(got[tenant], ids) {
+			t.Errorf("%s: %v, want %v", tenant, got[tenant], ids)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d tenants with rows, want %d", len(got), len(want))
+	}
+
+	r, _ = openRequestRows(ctx, db)
+	defer r.close()
+	swapped := []caseTenant{tenants[1], tenants[0]}
+	if err := r.each(swapped, func(int, []requestRow) bool { return true }); err == nil || !strings.Contains(err.Error(), "out of order") {
+		t.Errorf("a list out of order: %v", err)
+	}
+}
+
+// parallelEachFed gives each item its own input, and a feed's error is the
+// error of the first item it did not send.
+func TestParallelEachFed(t *testing.T) {
+	got := make([]int, 100)
+	err := parallelEachFed(context.Background(), 100, func(send func(int, int) bool) error {
+		for i := range 100 {
+			if !send(i, i*i) {
+				return nil
+			}
+		}
+		return nil
+	}, func() struct{} { return struct{}{} }, func(_ struct{}, i, v int) error { got[i] = v; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != i*i {
+			t.Fatalf("item %d: %d", i, v)
+		}
+	}
+	bad := errors.New("feed failed")
+	err = parallelEachFed(context.Background(), 10, func(send func(int, int) bool) error {
+		for i := range 4 {
+			send(i, i)
+		}
+		return bad
+	}, func() struct{} { return struct{}{} }, func(struct{}, int, int) error { return nil })
+	if !errors.Is(err, bad) {
+		t.Fatalf("got %v, want the feed's error", err)
+	}
+	err = parallelEachFed(context.Background(), 10, func(send func(int, int) bool) error {
+		send(0, 0)
+		return nil
+	}, func() struct{} { return struct{}{} }, func(struct{}, int, int) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "1 of 10") {
+		t.Fatalf("a feed that stopped early: %v", err)
+	}
+}
