@@ -21,9 +21,9 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
-	"github.com/leakmap/leakmap/internal/memwatch"
 	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/internal/filing"
+	"github.com/leakmap/leakmap/internal/memwatch"
 	"github.com/leakmap/leakmap/internal/sheetcsv"
 	"github.com/leakmap/leakmap/queries"
 )
