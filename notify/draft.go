@@ -127,9 +127,13 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		loadErr error
 		loaded  = make(chan struct{})
 	)
+	// A pool held to one connection (db.SetMaxOpenConns(1)) cannot keep
+	// the requests' query open beside the manifest's: there it is opened
+	// once the manifest is built.
+	early := db.Stats().MaxOpenConnections != 1
 	go func() {
 		defer close(loaded)
-		if tenants, loadErr = loadCaseTenants(ctx, db); loadErr == nil {
+		if tenants, loadErr = loadCaseTenants(ctx, db); loadErr == nil && early {
 			reqRows, loadErr = openRequestRows(ctx, db)
 		}
 	}()
@@ -156,13 +160,18 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		}()
 	}
 	<-loaded
-	defer reqRows.close()
+	defer func() { reqRows.close() }() // opened later on a pool of one connection
 	memwatch.Step(ctx, logger, "notify step", "step", "manifest built, tenants read")
 	if loadErr != nil {
 		return nil, loadErr
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !early {
+		if reqRows, err = openRequestRows(ctx, db); err != nil {
+			return nil, err
+		}
 	}
 	defer boundGCHeadroom()()
 

@@ -24,7 +24,7 @@ func parallelEach[S any](ctx context.Context, n int, newState func() S, f func(S
 
 // parallelEachFed is parallelEach with each item's input v made by feed,
 // which calls send(i, v) for i = 0, 1, ... n-1 in turn (stopping when send
-// says false) on a goroutine of its own, at most a few items ahead of the
+// says false) on the caller's goroutine, at most a few items ahead of the
 // workers: the inputs are never all held at once. A feed's error counts
 // as the error of the first item it did not send.
 func parallelEachFed[S, V any](ctx context.Context, n int, feed func(send func(int, V) bool) error, newState func() S, f func(S, int, V) error) error {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leakmap/leakmap/queries"
 )
@@ -110,5 +112,34 @@ func TestParallelEachFed(t *testing.T) {
 	}, func() struct{} { return struct{}{} }, func(struct{}, int, int) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "1 of 10") {
 		t.Fatalf("a feed that stopped early: %v", err)
+	}
+}
+
+// A caller whose pool holds one connection gets the same outbox: the
+// requests' query is opened only once the manifest's are done (else the
+// draft would wait forever for a second connection).
+func TestDraftOnOneConnection(t *testing.T) {
+	_, want := draftFixture(t)
+	db, dir := openFixture(t)
+	db.SetMaxOpenConns(1)
+	done := make(chan struct{})
+	var got *DraftResult
+	var err error
+	go func() {
+		defer close(done)
+		got, err = Draft(context.Background(), db, nil, testIncident(t, ""), dir, filepath.Join(t.TempDir(), "outbox"), testAsOf)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the draft on one connection did not finish")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range want.Notices {
+		if readOutbox(t, want.Outbox, n.File) != readOutbox(t, got.Outbox, n.File) {
+			t.Errorf("%s differs", n.File)
+		}
 	}
 }
