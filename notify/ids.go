@@ -129,8 +129,8 @@ func (t *idTable) seal() {
 		t.ks = addK(t.ks, int(t.recs[i].k))
 		i = j
 	}
-	size := 1 << 4
-	for size < 2*t.distinct {
+	size := 1 << 4 // at most three quarters full
+	for size*3 < t.distinct*4 {
 		size <<= 1
 	}
 	t.slots = make([]uint32, size)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,26 @@ func TestTextSet(t *testing.T) {
 		if _, err := readTexts(p, spilled.n, spilled.sum); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error with %q", name, err, tc.want)
 		}
+	}
+}
+
+// sortUnique orders entries as a full sort does, with many in one bucket
+// (the same top 16 bits), digests equal in their first half, and repeats.
+func TestSortUnique(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	var run []textEntry
+	for range 20000 {
+		e := textEntry{hi: uint64(r.IntN(4))<<48 | uint64(r.IntN(50)), lo: uint64(r.IntN(300)), q: 7}
+		if r.IntN(3) == 0 {
+			e.hi = r.Uint64()
+		}
+		run = append(run, e)
+	}
+	want := slices.Clone(run)
+	slices.SortFunc(want, cmpEntry)
+	want = slices.CompactFunc(want, func(a, b textEntry) bool { return a.hi == b.hi && a.lo == b.lo })
+	got := sortUnique(run, make([]textEntry, len(run)))
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d entries, want %d, or out of order", len(got), len(want))
 	}
 }
