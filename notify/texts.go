@@ -216,9 +216,15 @@ type textBuilder struct {
 	lens    []int64  // their entries
 }
 
-func (b *textBuilder) add(d digest, q uint64) {
+func entryOf(d digest, q uint64) textEntry {
+	return textEntry{binary.BigEndian.Uint64(d[:8]), binary.BigEndian.Uint64(d[8:]), q}
+}
+
+func (b *textBuilder) add(d digest, q uint64) { b.addEntry(entryOf(d, q)) }
+
+func (b *textBuilder) addEntry(e textEntry) {
 	b.added++
-	b.run = append(b.run, textEntry{binary.BigEndian.Uint64(d[:8]), binary.BigEndian.Uint64(d[8:]), q})
+	b.run = append(b.run, e)
 	if max := cmp.Or(b.max, textRun); len(b.run) >= max && b.dir != "" {
 		if b.spills == nil {
 			b.startSpiller()
