@@ -3,8 +3,8 @@ package notify
 import (
 	"context"
 	"errors"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
