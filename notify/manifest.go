@@ -373,26 +373,11 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 	// The identifiers are read on one goroutine and hashed on this one
 	// (100,000 tenants: 400,000 rows, about as long to read as to hash).
 	type idRow struct{ tenant, kind, value string }
-	batches := make(chan []idRow, 4)
 	var readErr error
-	go func() {
-		defer close(batches)
-		batch := make([]idRow, 0, 4096)
-		readErr = eachRow(ctx, db, "notify_identifiers", func(rows *sql.Rows) error {
-			var r idRow
-			if err := rows.Scan(&r.tenant, &r.kind, &r.value); err != nil {
-				return err
-			}
-			if batch = append(batch, r); len(batch) == cap(batch) {
-				batches <- batch
-				batch = make([]idRow, 0, 4096)
-			}
-			return nil
-		})
-		if readErr == nil && len(batch) > 0 {
-			batches <- batch
-		}
-	}()
+	batches := readBatches(ctx, db, "notify_identifiers", 4096, func(rows *sql.Rows) (r idRow, err error) {
+		err = rows.Scan(&r.tenant, &r.kind, &r.value)
+		return r, err
+	}, &readErr)
 	var addErr error
 	for batch := range batches {
 		for _, r := range batch {
@@ -415,26 +400,12 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 		es []textEntry
 		ks []int
 	}
-	texts, out := make(chan []string, 2), make(chan shingled, 2)
 	var textErr error
-	go func() {
-		defer close(texts)
-		batch := make([]string, 0, 512)
-		textErr = eachRow(ctx, db, "notify_logged_texts", func(rows *sql.Rows) error {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				return err
-			}
-			if batch = append(batch, s); len(batch) == cap(batch) {
-				texts <- batch
-				batch = make([]string, 0, 512)
-			}
-			return nil
-		})
-		if textErr == nil && len(batch) > 0 {
-			texts <- batch
-		}
-	}()
+	texts := readBatches(ctx, db, "notify_logged_texts", 512, func(rows *sql.Rows) (s string, err error) {
+		err = rows.Scan(&s)
+		return s, err
+	}, &textErr)
+	out := make(chan shingled, 2)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
@@ -473,6 +444,32 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 		return nil, err
 	}
 	return m, nil
+}
+
+// readBatches reads a query's rows (scan) on a goroutine of its own and
+// sends them in batches of size, a few batches ahead; the channel is
+// closed at the end, and *err, read once it is, is the read's error.
+func readBatches[T any](ctx context.Context, db *sql.DB, query string, size int, scan func(*sql.Rows) (T, error), err *error) <-chan []T {
+	batches := make(chan []T, 2)
+	go func() {
+		defer close(batches)
+		batch := make([]T, 0, size)
+		*err = eachRow(ctx, db, query, func(rows *sql.Rows) error {
+			v, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			if batch = append(batch, v); len(batch) == size {
+				batches <- batch
+				batch = make([]T, 0, size)
+			}
+			return nil
+		})
+		if *err == nil && len(batch) > 0 {
+			batches <- batch
+		}
+	}()
+	return batches
 }
 
 func eachRow(ctx context.Context, db *sql.DB, query string, f func(*sql.Rows) error) error {
