@@ -492,7 +492,7 @@ func loadCaseTenants(ctx context.Context, db *sql.DB) ([]caseTenant, error) {
 // the tenants' order, one tenant at a time: at 100M requests the case
 // names about 19 million, 2.4 GB held all at once.
 type requestRows struct {
-	rows *sql.Rows
+	rows *pieceRows
 	// the row read ahead: the first of the next tenant
 	tenant string
 	row    requestRow
@@ -503,7 +503,7 @@ type requestRows struct {
 }
 
 func openRequestRows(ctx context.Context, db *sql.DB) (*requestRows, error) {
-	rows, err := db.QueryContext(ctx, queries.Get("notify_request_rows"))
+	rows, err := openPieces(ctx, db, "notify_request_rows", 1<<17)
 	if err != nil {
 		return nil, fmt.Errorf("tenant requests: %w", err)
 	}

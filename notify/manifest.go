@@ -374,7 +374,7 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 	// (100,000 tenants: 400,000 rows, about as long to read as to hash).
 	type idRow struct{ tenant, kind, value string }
 	var readErr error
-	batches := readBatches(ctx, db, "notify_identifiers", 4096, func(rows *sql.Rows) (r idRow, err error) {
+	batches := readBatches(ctx, db, "notify_identifiers", 4096, func(rows scanner) (r idRow, err error) {
 		err = rows.Scan(&r.tenant, &r.kind, &r.value)
 		return r, err
 	}, &readErr)
@@ -401,7 +401,7 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 		ks []int
 	}
 	var textErr error
-	texts := readBatches(ctx, db, "notify_logged_texts", 512, func(rows *sql.Rows) (s string, err error) {
+	texts := readBatches(ctx, db, "notify_texts", 256, func(rows scanner) (s string, err error) {
 		err = rows.Scan(&s)
 		return s, err
 	}, &textErr)
@@ -446,15 +446,16 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 	return m, nil
 }
 
-// readBatches reads a query's rows (scan) on a goroutine of its own and
-// sends them in batches of size, a few batches ahead; the channel is
-// closed at the end, and *err, read once it is, is the read's error.
-func readBatches[T any](ctx context.Context, db *sql.DB, query string, size int, scan func(*sql.Rows) (T, error), err *error) <-chan []T {
+// readBatches reads a large result's rows (eachPiece, scan) on a goroutine
+// of its own and sends them in batches of size, a few batches ahead; the
+// channel is closed at the end, and *err, read once it is, is the read's
+// error.
+func readBatches[T any](ctx context.Context, db *sql.DB, base string, size int, scan func(scanner) (T, error), err *error) <-chan []T {
 	batches := make(chan []T, 2)
 	go func() {
 		defer close(batches)
 		batch := make([]T, 0, size)
-		*err = eachRow(ctx, db, query, func(rows *sql.Rows) error {
+		*err = eachPiece(ctx, db, base, pieceRowsOf(size), func(rows scanner) error {
 			v, err := scan(rows)
 			if err != nil {
 				return err
@@ -471,6 +472,10 @@ func readBatches[T any](ctx context.Context, db *sql.DB, query string, size int,
 	}()
 	return batches
 }
+
+// pieceRowsOf is how many rows a piece read by readBatches holds: 64
+// batches.
+func pieceRowsOf(batch int) int64 { return int64(batch) * 64 }
 
 func eachRow(ctx context.Context, db *sql.DB, query string, f func(*sql.Rows) error) error {
 	rows, err := db.QueryContext(ctx, queries.Get(query))

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,15 @@ func TestRequestRowsEach(t *testing.T) {
 	if err != nil || len(tenants) < 3 {
 		t.Fatalf("%d tenants (%v)", len(tenants), err)
 	}
-	rows, err := db.QueryContext(ctx, "SELECT tenant_id, request_id FROM ("+strings.TrimSuffix(strings.TrimSpace(queries.Get("notify_request_rows")), ";")+")")
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, queries.Get("notify_request_rows_1_table")); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT tenant_id, request_id FROM notify_request_rows")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +150,42 @@ func TestDraftOnOneConnection(t *testing.T) {
 		if readOutbox(t, want.Outbox, n.File) != readOutbox(t, got.Outbox, n.File) {
 			t.Errorf("%s differs", n.File)
 		}
+	}
+}
+
+// A large result read in pieces gives every row once, in the table's
+// order, across pieces of any size; its table is dropped at the end.
+func TestPieceRows(t *testing.T) {
+	db, _ := openFixture(t)
+	db.SetMaxOpenConns(1) // one connection: the temp table is visible after
+	ctx := context.Background()
+	read := func(size int64) []string {
+		var got []string
+		err := eachPiece(ctx, db, "notify_request_rows", size, func(r scanner) error {
+			var tenant, role, id, ts, tier string
+			var own sql.NullBool
+			if err := r.Scan(&tenant, &role, &id, &ts, &tier, &own); err != nil {
+				return err
+			}
+			got = append(got, tenant+"/"+role+"/"+id)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := read(1 << 20)
+	if len(want) < 5 {
+		t.Fatalf("%d rows in the fixture", len(want))
+	}
+	for _, size := range []int64{1, 2, 3, int64(len(want)), int64(len(want)) + 1} {
+		if got := read(size); !slices.Equal(got, want) {
+			t.Fatalf("pieces of %d: %v, want %v", size, got, want)
+		}
+	}
+	var left int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'notify_request_rows'").Scan(&left); err != nil || left != 0 {
+		t.Fatalf("the table is left (%d, %v)", left, err)
 	}
 }

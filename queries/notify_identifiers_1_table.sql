@@ -1,4 +1,5 @@
--- notify: every tenant id and request id the analysis knows, and the directory's ids, names and addresses the last draft recorded, with their owner, for the isolation manifest.
+-- notify: every tenant id and request id the analysis knows, and the directory's ids, names and addresses the last draft recorded, with their owner, into a temp table read back in pieces (notify_identifiers_2_piece) for the isolation manifest.
+CREATE OR REPLACE TEMP TABLE notify_identifiers AS
 SELECT DISTINCT tenant_id, kind, value FROM (
     SELECT tenant_id, 'tenant_id' AS kind, tenant_id AS value FROM tenants
     UNION ALL SELECT tenant_id, 'tenant_id', tenant_id FROM affected_requests

@@ -1,4 +1,5 @@
--- notify: each tenant's own requests for its notice attachment: affected (its triggers) and exposed (its cross-tenant sources), with the strongest cross-tenant tier (self-exposure never raises it) and whether its own earlier requests matched too.
+-- notify: each tenant's own requests for its notice attachment: affected (its triggers) and exposed (its cross-tenant sources), with the strongest cross-tenant tier (self-exposure never raises it) and whether its own earlier requests matched too, in order into a temp table read back in pieces (notify_request_rows_2_piece).
+CREATE OR REPLACE TEMP TABLE notify_request_rows AS
 WITH affected AS (
     SELECT a.tenant_id, a.request_id, min(a.ts) AS ts,
            min(e.tier_rank) FILTER (WHERE NOT e.self_exposure) AS rank,

@@ -1,4 +1,5 @@
--- notify: the logged texts (prompts, responses) of every request the analysis names, for the isolation manifest's shingle hashes; never printed.
+-- notify: the logged texts (prompts, responses) of every request the analysis names, each once, into a temp table read back in pieces (notify_texts_2_piece) for the isolation manifest's shingle hashes; never printed.
+CREATE OR REPLACE TEMP TABLE notify_texts AS
 WITH ids AS (
     SELECT row_id FROM affected_requests
     UNION SELECT source_row_id FROM exposures
@@ -9,5 +10,4 @@ SELECT DISTINCT txt FROM (
     UNION ALL
     SELECT r.response_text FROM requests r JOIN ids USING (row_id)
 )
-WHERE txt IS NOT NULL AND txt <> ''
-ORDER BY txt;
+WHERE txt IS NOT NULL AND txt <> '';

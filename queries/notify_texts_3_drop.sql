@@ -1,0 +1,2 @@
+-- notify: drops notify_texts once read.
+DROP TABLE IF EXISTS notify_texts;
