@@ -466,14 +466,14 @@ func newCheckerQuick(m *manifest, quick bool) *checker {
 // is the words of the segment being checked (segWords): they are read only
 // for the rare k-gram whose cheap hash is in the set.
 func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
-	maybeText := true
+	maybeText, maybeID := true, true
 	if c.quick {
 		h := seqHash(wh[i : i+k])
 		if c.neg.known(c.m.gen(), h) {
 			return out
 		}
-		maybeText = c.m.texts.mayHaveQuick(h)
-		if !maybeText && !c.m.ids.mayHaveQuick(h) {
+		maybeText, maybeID = c.m.texts.mayHaveQuick(h), c.m.ids.mayHaveQuick(h)
+		if !maybeText && !maybeID {
 			c.neg.add(h)
 			return out // not a k-gram of the manifest: no SHA-256, no probe
 		}
@@ -487,7 +487,7 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	d := c.x.kgram(kw)
 	// The filters turn away most k-grams: one bit read instead of a
 	// probe of a map of millions of entries, or a block of the texts read.
-	if c.f == nil || c.f.mayHold(c.m, d) {
+	if maybeID && (c.f == nil || c.f.mayHold(c.m, d)) {
 		if len(c.m.ids.lookup(d)) > 0 {
 			out = append(out, hit{pos: i, k: k, d: d})
 		}

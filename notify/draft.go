@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -670,7 +671,15 @@ type outboxWriter struct {
 	ch   chan outboxFile
 	done chan struct{}
 	err  error
+	// queued is the bytes waiting for the disk, at most outboxQueueBytes
+	// (one larger message alone): a notice of a large tenant is 150 MB at
+	// 100M requests, and 256 of them queued were gigabytes.
+	mu     sync.Mutex
+	room   *sync.Cond
+	queued int
 }
+
+const outboxQueueBytes = 64 << 20
 
 type outboxFile struct {
 	name string
@@ -679,6 +688,7 @@ type outboxFile struct {
 
 func newOutboxWriter(dir string) *outboxWriter {
 	w := &outboxWriter{dir: dir, ch: make(chan outboxFile, 256), done: make(chan struct{})}
+	w.room = sync.NewCond(&w.mu)
 	go func() {
 		defer close(w.done)
 		for f := range w.ch {
@@ -687,6 +697,10 @@ func newOutboxWriter(dir string) *outboxWriter {
 					w.err = fmt.Errorf("outbox: %w", err)
 				}
 			}
+			w.mu.Lock()
+			w.queued -= len(f.data)
+			w.room.Broadcast()
+			w.mu.Unlock()
 			reuseEMLBuffer(f.data)
 		}
 	}()
@@ -694,8 +708,17 @@ func newOutboxWriter(dir string) *outboxWriter {
 }
 
 // write queues one message; nothing may use data afterwards (its memory is
-// reused for the next messages, emlBuffers).
-func (w *outboxWriter) write(name string, data []byte) { w.ch <- outboxFile{name, data} }
+// reused for the next messages, emlBuffers). It waits while the queue
+// holds outboxQueueBytes.
+func (w *outboxWriter) write(name string, data []byte) {
+	w.mu.Lock()
+	for w.queued > 0 && w.queued+len(data) > outboxQueueBytes {
+		w.room.Wait()
+	}
+	w.queued += len(data)
+	w.mu.Unlock()
+	w.ch <- outboxFile{name, data}
+}
 
 // close waits for every queued file and returns the first error.
 func (w *outboxWriter) close() error {

@@ -119,8 +119,16 @@ func buildEML(s emlSpec) []byte {
 // wait for the disk.
 var emlBuffers = make(chan []byte, 320)
 
+// emlBufferMax is the largest buffer emlBuffers keeps: a large tenant's
+// notice (150 MB at 100M requests) is not kept for the next ones, of
+// which 320 would be gigabytes.
+const emlBufferMax = 256 << 10
+
 // reuseEMLBuffer hands a written message's memory back to buildEML.
 func reuseEMLBuffer(b []byte) {
+	if cap(b) > emlBufferMax {
+		return
+	}
 	select {
 	case emlBuffers <- b[:0]:
 	default:
