@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -192,7 +191,6 @@ type checker struct {
 	// read from a file), every k-gram and unit is hashed with SHA-256, and
 	// the hits of each line are cached by the line's text.
 	quick bool
-	f     *digestFilter // nil with quick
 	x     *hasher
 	ks    []int // every k to try: identifier and text lengths
 	lines map[string][]hit
@@ -448,9 +446,6 @@ func newChecker(m *manifest) *checker { return newCheckerQuick(m, m.ids.fromClea
 // set (the tests check with and without it, and compare).
 func newCheckerQuick(m *manifest, quick bool) *checker {
 	c := &checker{m: m, quick: quick && m.ids.fromClear, x: newHasher(), lines: map[string][]hit{}, units: map[string][]unitInfo{}, norm: map[string]string{}}
-	if !c.quick {
-		c.f = m.filter()
-	}
 	m.ids.seal()
 	for _, k := range m.ids.ks {
 		c.ks = addK(c.ks, k)
@@ -487,7 +482,7 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	d := c.x.kgram(kw)
 	// The filters turn away most k-grams: one bit read instead of a
 	// probe of a map of millions of entries, or a block of the texts read.
-	if maybeID && (c.f == nil || c.f.mayHold(c.m, d)) {
+	if maybeID && (c.quick || c.m.ids.mayHold(d)) {
 		if len(c.m.ids.lookup(d)) > 0 {
 			out = append(out, hit{pos: i, k: k, d: d})
 		}
@@ -859,56 +854,6 @@ func allMasked(m []bool) bool {
 
 func kindLabel(kind string) string {
 	return strings.ReplaceAll(kind, "_", " ")
-}
-
-// digestFilter is a one-bit-per-digest Bloom filter over a manifest's ids
-// (the texts have theirs, texts.go): a k-gram whose bit is clear is not
-// one, which spares the probe of a map of millions of entries for almost
-// every k-gram of a notice (a digest is a SHA-256 prefix: its first bytes are the hash).
-// It only skips lookups that would fail, so the check's result is the same.
-type digestFilter struct {
-	bits []uint64
-	mask uint64
-	n    int // len(ids) when made
-}
-
-func newDigestFilter(m *manifest) *digestFilter {
-	n := m.ids.distinct
-	size := uint64(1 << 16)
-	for size < uint64(n)*16 { // about 1 in 16 false positives
-		size <<= 1
-	}
-	f := &digestFilter{bits: make([]uint64, size/64), mask: size - 1, n: n}
-	for _, r := range m.ids.recs {
-		f.add(r.d)
-	}
-	return f
-}
-
-func (f *digestFilter) add(d digest) {
-	b := binary.LittleEndian.Uint64(d[:8]) & f.mask
-	f.bits[b/64] |= 1 << (b % 64)
-}
-
-// mayHold says whether d may be in m's ids; when m has gained entries
-// since the filter was made it cannot tell, and says yes.
-func (f *digestFilter) mayHold(m *manifest, d digest) bool {
-	if m.ids.distinct != f.n {
-		return true
-	}
-	b := binary.LittleEndian.Uint64(d[:8]) & f.mask
-	return f.bits[b/64]&(1<<(b%64)) != 0
-}
-
-// filter returns the manifest's digest filter, made once for its ids as
-// they are (again if they changed since).
-func (m *manifest) filter() *digestFilter {
-	m.filterMu.Lock()
-	defer m.filterMu.Unlock()
-	if m.digestFilter == nil || m.digestFilter.n != m.ids.distinct {
-		m.digestFilter = newDigestFilter(m)
-	}
-	return m.digestFilter
 }
 
 // appendQuickUnits is lineUnits for the quick path, uncached: a unit's

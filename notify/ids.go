@@ -35,6 +35,10 @@ type idTable struct {
 	ks       []int  // the identifiers' lengths in words
 	distinct int    // distinct digests
 	generics int    // distinct generic digests
+	// digests: a filter of the digests, made when first needed (a check
+	// without the cheap hashes), as textSet's.
+	digestOnce sync.Once
+	digests    *bloom
 }
 
 // idRec is one identifier of one owner.
@@ -170,6 +174,18 @@ func (t *idTable) lookup(d digest) []idRec {
 			return t.recs[i-1 : j]
 		}
 	}
+}
+
+// mayHold says whether d may be an identifier (the digest filter): one
+// word read instead of a probe of the index for almost every k-gram.
+func (t *idTable) mayHold(d digest) bool {
+	t.digestOnce.Do(func() {
+		t.digests = newBloom(int64(t.distinct))
+		for _, r := range t.recs {
+			t.digests.add(digestKey(r.d))
+		}
+	})
+	return t.digests.mayHave(digestKey(d))
 }
 
 func (t *idTable) isGeneric(d digest) bool {

@@ -45,9 +45,6 @@ type manifest struct {
 	// of ordinary words, matched only as whole units.
 	vocab vocabulary
 
-	filterMu     sync.Mutex
-	digestFilter *digestFilter // the checkers' shared filter (check.go)
-
 	// The last tenant and its owner key: the identifiers come sorted by
 	// tenant, and the key is a SHA-256.
 	lastTenant, lastOwner string
