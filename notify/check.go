@@ -211,6 +211,7 @@ type checker struct {
 	starts   []int
 	spans    []span
 	toks     []span
+	lineAt   []lineStart
 	shadow   *checker // checkQuickAgainstDigests
 	wlines   []wordLine
 	pairs    pairCache
@@ -616,20 +617,81 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 			more++
 		}
 	}
-	quick := c.quick
 	self := c.m.ids.owner(owner)
 	for _, seg := range segs {
+		var units, hits firstReasons
+		c.segmentInto(seg, self, owner, own, &units, &hits)
+		// A segment's standalone identifiers are reported before its
+		// k-grams, as they were when a segment was checked whole.
+		for _, r := range [2]*firstReasons{&units, &hits} {
+			for _, s := range r.first {
+				add(s)
+			}
+			more += r.n - len(r.first)
+		}
+	}
+	if more > 0 {
+		reasons = append(reasons, fmt.Sprintf("and %d more", more))
+	}
+	return reasons
+}
+
+// firstReasons is the first reasons of one kind a segment gives, and how
+// many it gives: a message reports five at most.
+type firstReasons struct {
+	first []string
+	n     int
+}
+
+func (r *firstReasons) add(s string) {
+	if len(r.first) < 5 {
+		r.first = append(r.first, s)
+	}
+	r.n++
+}
+
+// checkWindowBytes is how much of a segment is checked at once: a large
+// tenant's attachment (110 MB of CSV at 100M requests) is checked a window
+// of lines at a time, so that its words' hashes, positions and masks are
+// never all held (a variable for the tests).
+var checkWindowBytes = 1 << 20
+
+// segmentInto checks one segment, a window of lines at a time, and adds
+// its reasons to unitR (other tenants' identifiers standing alone, in line
+// order) and hitR (k-grams, by position). The reasons are those of the
+// segment checked whole: a window reads on, past the words it reports,
+// until it holds every k-gram that could mask one of them (twice the
+// longest k-gram), and the next window starts far enough back to hold
+// every k-gram that could mask its first one.
+func (c *checker) segmentInto(seg segment, self uint32, owner string, own numberSet, unitR, hitR *firstReasons) {
+	quick := c.quick
+	margin := 0
+	for _, k := range c.ks {
+		margin = max(margin, k-1)
+	}
+	var seen map[digest]bool // standalone identifiers reported in this segment
+	textSeen := false        // one report per part: a quoted prompt has many shingles
+	// The window's first line: its byte offset, its index among the
+	// segment's lines and the index of its first word. Positions below
+	// ownFrom were reported by an earlier window, and the units of lines
+	// below unitsDone.
+	from, line0, word0, ownFrom, unitsDone := 0, 0, 0, 0, 0
+	for {
 		w, wh, lineOf, hits := c.ws[:0], c.wh[:0], c.lineOf[:0], c.hits[:0]
-		units := c.us[:0]    // generic identifiers standing alone, in this segment
+		units := c.us[:0]    // generic identifiers standing alone, in the window's new lines
 		prose := c.prose[:0] // per line: running text, where bare numbers are checked
 		wlines := c.wlines[:0]
-		var prev *lineFacts // the line before, in the quick path
-		for li, rest := 0, seg.text; ; li++ {
+		lineAt := c.lineAt[:0] // per line: its byte offset and first word
+		var prev *lineFacts    // the line before, in the quick path
+		end := false
+		li := 0
+		for rest, at := seg.text[from:], from; ; li++ {
 			raw, after, more := strings.Cut(rest, "\n")
 			prose = append(prose, seg.kind == segProse || seg.kind == segHeaders && len(raw) >= 8 && strings.EqualFold(raw[:8], "subject:"))
-			n := len(w) // the words so far: len(wh) in the quick path, which leaves w empty
+			n := len(w) + len(wh) // the words so far (the quick path leaves w empty, the other wh)
+			lineAt = append(lineAt, lineStart{at, n})
+			newLine := line0+li >= unitsDone
 			if quick {
-				n = len(wh)
 				// Most lines are the templates' own, the same in
 				// thousands of notices: their facts are cached by the
 				// line as written, in a small cache. A template line is
@@ -653,29 +715,41 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 					wlines = append(wlines, wordLine{f, n})
 				}
 				wh = append(wh, f.wh...)
-				units = append(units, f.units...)
+				if newLine {
+					units = append(units, f.units...)
+				}
 				for _, h := range f.hits {
 					h.pos += n
 					hits = append(hits, h)
 				}
 			} else {
 				line := c.normLine(raw)
-				units = append(units, c.lineUnits(line)...)
+				if newLine {
+					units = append(units, c.lineUnits(line)...)
+				}
 				w = appendWords(w, line)
 				for _, h := range c.lineHits(line, w[n:]) {
 					h.pos += n
 					hits = append(hits, h)
 				}
 			}
-			for range len(w) + len(wh) - n {
+			nw := len(w) + len(wh)
+			for range nw - n {
 				lineOf = append(lineOf, li)
 			}
 			if !more {
+				end = true
 				break
 			}
+			at += len(raw) + 1
 			rest = after
+			if at-from >= checkWindowBytes && nw-(ownFrom-word0) > 2*margin {
+				li++
+				lineAt = append(lineAt, lineStart{at, nw}) // the next line, not read
+				break
+			}
 		}
-		c.us, c.prose, c.wlines = units, prose, wlines
+		c.us, c.prose, c.wlines, c.lineAt = units, prose, wlines, lineAt
 		// k-grams that span lines are not in any line's cache.
 		nw := len(w)
 		if quick {
@@ -708,14 +782,35 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 				}
 			}
 		}
-		sort.Slice(hits, func(i, j int) bool { return hits[i].pos < hits[j].pos })
-		c.unitHits(seg, units, owner, add)
-		textSeen := false
+		// By position, then length, identifiers first: one order, however
+		// the segment is cut into windows.
+		slices.SortFunc(hits, func(a, b hit) int {
+			if a.pos != b.pos {
+				return a.pos - b.pos
+			}
+			if a.k != b.k {
+				return a.k - b.k
+			}
+			return boolCmp(a.text, b.text)
+		})
+		if len(units) > 0 {
+			if seen == nil {
+				seen = map[digest]bool{}
+			}
+			c.unitHits(seg, units, owner, seen, unitR.add)
+		}
+		ownTo := nw // the window reports the k-grams that start before it
+		if !end {
+			ownTo = nw - 2*margin
+		}
 		for _, h := range hits {
+			if h.pos < ownFrom-word0 || h.pos >= ownTo {
+				continue
+			}
 			if h.text {
 				if !textSeen {
-					textSeen = true // one report per part: a quoted prompt has many shingles
-					add(fmt.Sprintf("%s, word %d: logged text (prompt or response)", seg.label, h.pos+1))
+					textSeen = true
+					hitR.add(fmt.Sprintf("%s, word %d: logged text (prompt or response)", seg.label, word0+h.pos+1))
 				}
 				continue
 			}
@@ -739,16 +834,37 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 			}
 			for _, o := range c.m.ids.lookup(h.d) {
 				if o.owner != self {
-					add(fmt.Sprintf("%s, word %d: another tenant's %s", seg.label, h.pos+1, kindLabel(c.m.ids.kinds[o.kind])))
+					hitR.add(fmt.Sprintf("%s, word %d: another tenant's %s", seg.label, word0+h.pos+1, kindLabel(c.m.ids.kinds[o.kind])))
 					break
 				}
 			}
 		}
+		if end {
+			return
+		}
+		// The next window starts at the line of the first word a k-gram
+		// masking its first reported word could hold.
+		next := li // the first line not read
+		if first := max(0, ownTo-margin); first < nw {
+			next = lineOf[first]
+		}
+		unitsDone = line0 + li
+		from, line0, word0, ownFrom = lineAt[next].at, line0+next, word0+lineAt[next].word, word0+ownTo
 	}
-	if more > 0 {
-		reasons = append(reasons, fmt.Sprintf("and %d more", more))
+}
+
+// lineStart is where a line of a window starts: its byte offset in the
+// segment, and its first word's index in the window.
+type lineStart struct{ at, word int }
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
 	}
-	return reasons
+	return 1
 }
 
 // unitInfo is a unit of a line that is a generic identifier of the manifest.
@@ -809,12 +925,14 @@ func (c *checker) lineUnits(line string) []unitInfo {
 // body (an other tenant named like a heading of the notice is that heading);
 // a bare number in the body is a date or a count, so a numeric identifier
 // counts there only when joined ("r-2026"), and anywhere in the attachment.
-func (c *checker) unitHits(seg segment, units []unitInfo, owner string, add func(string)) {
+//
+// seen holds the identifiers already reported in the segment (its earlier
+// windows), one report each.
+func (c *checker) unitHits(seg segment, units []unitInfo, owner string, seen map[digest]bool, add func(string)) {
 	if len(units) == 0 {
 		return
 	}
 	_, static := builtin()
-	seen := map[digest]bool{}
 	for _, u := range units {
 		if seen[u.d] {
 			continue
