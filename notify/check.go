@@ -509,6 +509,12 @@ func (c *checker) segWords(i, k int) []string {
 	return out
 }
 
+// digestCacheLines bounds the digest check's caches by line: the
+// templates' lines are a few thousand, and a large attachment's lines,
+// each its own, would otherwise fill them to a million of each (hundreds
+// of MB on each core).
+const digestCacheLines = 1 << 16
+
 // lineHits returns the hits of the k-grams inside one line, cached (the
 // check without the quick set: there are no cheap hashes).
 func (c *checker) lineHits(line string, w []string) []hit {
@@ -521,7 +527,7 @@ func (c *checker) lineHits(line string, w []string) []hit {
 			hs = c.hitsAt(w, nil, i, k, hs)
 		}
 	}
-	if len(c.lines) >= 1<<20 {
+	if len(c.lines) >= digestCacheLines {
 		clear(c.lines)
 	}
 	c.lines[line] = hs
@@ -883,7 +889,7 @@ func (c *checker) normLine(line string) string {
 		return n
 	}
 	n := normalize(line)
-	if len(c.norm) >= 1<<20 {
+	if len(c.norm) >= digestCacheLines {
 		clear(c.norm)
 	}
 	c.norm[line] = n
@@ -912,7 +918,7 @@ func (c *checker) lineUnits(line string) []unitInfo {
 			us = append(us, unitInfo{d: d, numeric: vocabulary(nil).ordinary(w), token: u.token})
 		}
 	}
-	if len(c.units) >= 1<<20 {
+	if len(c.units) >= digestCacheLines {
 		clear(c.units)
 	}
 	c.units[line] = us

@@ -220,12 +220,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	res.Notices = make([]IndexRow, len(tenants))
 	failures := make([]string, len(tenants))
 	files := newOutboxWriter(outbox)
-	type worker struct {
-		c      *checker
-		csv    csvScratch
-		render renderScratch
-	}
-	draftOne := func(wk *worker, i int, t caseTenant, rows []requestRow) error {
+	draftOne := func(wk *draftWorker, i int, t caseTenant, rows []requestRow) error {
 		c := wk.c
 		row := IndexRow{Kind: "tenant", TenantID: t.ID, NoticeID: inc.ID + "/tenant/" + t.ID,
 			File: tenantFile(t.ID), MessageID: "<" + messageID(inc.ID, t.ID, domain) + ">", Language: tenantLanguage(dir, t.ID), Status: StatusReady}
@@ -280,10 +275,16 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		res.Notices[i] = row
 		return nil
 	}
-	err = parallelEachFed(ctx, len(tenants), func(send func(int, []requestRow) bool) error {
+	// A notice's memory is several times its tenant's rows (the rows, the
+	// attachment, the message, its check): the notices in flight hold at
+	// most draftRowsInFlight rows between them, and a larger tenant's
+	// (1.3 million rows at 100M requests) is drafted alone.
+	err = parallelEachWeighed(ctx, len(tenants), draftRowsInFlight, func(rows []requestRow) int { return len(rows) }, func(send func(int, []requestRow) bool) error {
 		return reqRows.each(tenants, send)
-	}, func() *worker { return &worker{c: newChecker(man)} }, func(wk *worker, i int, rows []requestRow) error {
-		return draftOne(wk, i, tenants[i], rows)
+	}, func() *draftWorker { return &draftWorker{c: newChecker(man)} }, func(wk *draftWorker, i int, rows []requestRow) error {
+		err := draftOne(wk, i, tenants[i], rows)
+		wk.shed()
+		return err
 	})
 	reqRows.close()
 	if err := errors.Join(err, files.close(), man.texts.Err()); err != nil {
@@ -612,6 +613,31 @@ func (s *csvScratch) attachmentCSV(c *catalog.Catalog, rows []requestRow) []byte
 	}
 	w.Flush()
 	return b.Bytes()
+}
+
+// draftRowsInFlight bounds the requests of the notices drafted at once
+// (Draft): about 100 MB of rows, as much again of attachments.
+const draftRowsInFlight = 1 << 20
+
+// draftWorker is one worker's memory, reused from notice to notice: its
+// checker (and line caches) and its scratch.
+type draftWorker struct {
+	c      *checker
+	csv    csvScratch
+	render renderScratch
+}
+
+// scratchKeep is the largest scratch buffer a worker keeps for the next
+// notice: a large tenant's (hundreds of MB at 100M requests) goes.
+const scratchKeep = 4 << 20
+
+// shed lets go of the scratch a large notice left.
+func (wk *draftWorker) shed() {
+	if wk.csv.b.Cap() > scratchKeep {
+		wk.csv = csvScratch{}
+	}
+	wk.c.built.shed()
+	wk.render.shed()
 }
 
 // regulatorFile is the regulator notice's file in the outbox.

@@ -134,3 +134,62 @@ func readDirUnsorted(dir string) ([]os.DirEntry, error) {
 	defer f.Close()
 	return f.ReadDir(-1)
 }
+
+// parallelEachWeighed is parallelEachFed with the items admitted by their
+// weight (weigh): those in flight, fed or being worked on, weigh at most
+// maxWeight together, and one heavier than that is worked on alone.
+func parallelEachWeighed[S, V any](ctx context.Context, n, maxWeight int, weigh func(V) int, feed func(send func(int, V) bool) error, newState func() S, f func(S, int, V) error) error {
+	type weighed struct {
+		v V
+		w int
+	}
+	g := newWeightGate(maxWeight)
+	return parallelEachFed(ctx, n, func(send func(int, weighed) bool) error {
+		return feed(func(i int, v V) bool {
+			w := g.acquire(weigh(v))
+			if !send(i, weighed{v, w}) {
+				g.release(w)
+				return false
+			}
+			return true
+		})
+	}, newState, func(st S, i int, it weighed) error {
+		defer g.release(it.w)
+		return f(st, i, it.v)
+	})
+}
+
+// weightGate admits work by weight: at most max in flight, and an item
+// heavier than max alone (it waits for the others and they for it).
+type weightGate struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	max  int
+	used int
+}
+
+func newWeightGate(max int) *weightGate {
+	g := &weightGate{max: max}
+	g.cond.L = &g.mu
+	return g
+}
+
+// acquire waits until w more fits and takes it; it returns what it took,
+// which release gives back.
+func (g *weightGate) acquire(w int) int {
+	w = min(max(w, 1), g.max)
+	g.mu.Lock()
+	for g.used+w > g.max {
+		g.cond.Wait()
+	}
+	g.used += w
+	g.mu.Unlock()
+	return w
+}
+
+func (g *weightGate) release(w int) {
+	g.mu.Lock()
+	g.used -= w
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}

@@ -190,6 +190,13 @@ type renderScratch struct {
 	text, html []byte
 }
 
+// shed lets go of the buffers larger than scratchKeep.
+func (rs *renderScratch) shed() {
+	if cap(rs.text)+cap(rs.html) > scratchKeep || cap(rs.lines) > scratchKeep/16 {
+		*rs = renderScratch{}
+	}
+}
+
 // renderInto is render into rs's memory (nil: parts of their own).
 func renderInto(rs *renderScratch, kind, lang string, view any) (rendered, error) {
 	t, err := lookupTemplate(kind, lang)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,6 +124,65 @@ func TestParallelEachFed(t *testing.T) {
 	}, func() struct{} { return struct{}{} }, func(struct{}, int, int) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "1 of 10") {
 		t.Fatalf("a feed that stopped early: %v", err)
+	}
+}
+
+// parallelEachWeighed keeps the weight in flight within its bound, works
+// on an item heavier than the bound alone, and still gives every item its
+// own input, on more workers than the machine's cores.
+func TestParallelEachWeighed(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(6))
+	const n, bound = 300, 100
+	weights := make([]int, n)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range weights {
+		weights[i] = r.IntN(40)
+		if i%25 == 0 {
+			weights[i] = bound + r.IntN(500) // heavier than the bound
+		}
+	}
+	var mu sync.Mutex
+	inFlight, most, heavyWithOthers, together := 0, 0, 0, 0
+	got := make([]int, n)
+	err := parallelEachWeighed(context.Background(), n, bound, func(i int) int { return weights[i] }, func(send func(int, int) bool) error {
+		for i := range n {
+			if !send(i, i) {
+				return nil
+			}
+		}
+		return nil
+	}, func() struct{} { return struct{}{} }, func(_ struct{}, i, v int) error {
+		w := min(max(weights[i], 1), bound)
+		mu.Lock()
+		inFlight += w
+		most = max(most, inFlight)
+		if weights[i] >= bound && inFlight != w {
+			heavyWithOthers++
+		}
+		if inFlight > w {
+			together++
+		}
+		mu.Unlock()
+		time.Sleep(200 * time.Microsecond)
+		mu.Lock()
+		inFlight -= w
+		mu.Unlock()
+		got[i] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("item %d got input %d", i, v)
+		}
+	}
+	if most > bound || heavyWithOthers > 0 {
+		t.Fatalf("at most %d in flight (bound %d); a heavy item beside others %d times", most, bound, heavyWithOthers)
+	}
+	if together == 0 {
+		t.Fatal("never two items at once: the gate serialises everything")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/leakmap/leakmap/casedb"
@@ -45,6 +46,26 @@ func (g *globalOptions) openCase(ctx context.Context, path string) (*sql.DB, err
 	return casedb.OpenWith(ctx, path, opts)
 }
 
+// limitGoHeap gives leakmap's own heap the case database's memory limit as
+// a soft limit (unless GOMEMLIMIT sets one): Go's collector otherwise lets
+// the heap grow to twice its live data, and a large case's notices hold
+// millions of identifiers. Beyond the limit the collector works harder; it
+// never fails for it; below 512 MiB it would mostly collect, so that is the
+// least given. A limit that does not parse is left to openCase to refuse.
+func (g *globalOptions) limitGoHeap() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	n := casedb.DefaultMemoryLimit()
+	if g.memoryLimit != "" {
+		var err error
+		if n, err = casedb.ParseSize(g.memoryLimit); err != nil {
+			return
+		}
+	}
+	debug.SetMemoryLimit(max(n, 512<<20))
+}
+
 // commands builds every command, in the order --help lists them.
 var commands = []func(*globalOptions) *cobra.Command{
 	newDemoCmd, newRunCmd, newIngestCmd, newAnalyzeCmd, newReportCmd, newNotifyCmd,
@@ -74,6 +95,7 @@ Start with 'leakmap demo' to see the whole pipeline on simulated data.
 				level = slog.LevelWarn
 			}
 			g.logger = slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+			g.limitGoHeap()
 		},
 	}
 	root.SetOut(g.stdout)
@@ -81,7 +103,7 @@ Start with 'leakmap demo' to see the whole pipeline on simulated data.
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log debug detail to stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "log only warnings and errors")
 	root.PersistentFlags().StringVar(&g.memoryLimit, "memory-limit", "",
-		fmt.Sprintf("memory the case database may use before it spills to disk beside the case, e.g. 2GiB (default: a quarter of physical memory, at most 3 GiB; here %s)", humanBytes(casedb.DefaultMemoryLimit())))
+		fmt.Sprintf("memory the case database may use before it spills to disk beside the case, e.g. 2GiB, and the soft limit of leakmap's own heap (default: a quarter of physical memory, at most 3 GiB; here %s)", humanBytes(casedb.DefaultMemoryLimit())))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return errs.Usage("%w (see '%s --help')", err, c.CommandPath())
 	})
@@ -116,6 +138,9 @@ func markRuns(cmd *cobra.Command, g *globalOptions) {
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globalOptions{stdout: stdout, stderr: stderr,
 		logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	// The heap's limit is the process's: put back for the next run (the
+	// end-to-end tests run many in one process).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
