@@ -75,14 +75,19 @@ func CheckCase(ctx context.Context, db *sql.DB, outbox string) (*CheckResult, er
 // as m is written, a piece at a time: at 10M requests a manifest is 1.6
 // GB, and both copies were held in memory at once.
 func sameAsWritten(path string, m *manifest) bool {
+	return sameAs(path, func(w io.Writer) error { m.writeTo(w); return nil })
+}
+
+// sameAs says whether the file at path holds what write writes, byte for
+// byte (false too when either fails), compared a piece at a time.
+func sameAs(path string, write func(io.Writer) error) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	cmp := &sameBytes{r: bufio.NewReaderSize(f, 1<<20)}
-	m.writeTo(cmp)
-	if cmp.differ {
+	if err := write(cmp); err != nil || cmp.differ {
 		return false
 	}
 	var one [1]byte

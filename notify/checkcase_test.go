@@ -118,3 +118,97 @@ func TestSameAsWritten(t *testing.T) {
 		t.Error("a missing manifest taken as the same")
 	}
 }
+
+// sameFiles: equal files of more than one piece are the same; a byte
+// changed, added or taken away on either side, or a file missing, is not.
+func TestSameFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := make([]byte, 3<<20+17)
+	for i := range good {
+		good[i] = byte(i * 7)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a", good)
+	for name, tc := range map[string]struct {
+		b    []byte
+		same bool
+	}{
+		"equal":                     {slices.Clone(good), true},
+		"a byte changed at the end": {func() []byte { b := slices.Clone(good); b[len(b)-1]++; return b }(), false},
+		"a byte changed early":      {func() []byte { b := slices.Clone(good); b[5]++; return b }(), false},
+		"longer":                    {append(slices.Clone(good), 0), false},
+		"shorter":                   {good[:len(good)-1], false},
+		"empty":                     {nil, false},
+	} {
+		b := write("b", tc.b)
+		if got := sameFiles(a, b); got != tc.same {
+			t.Errorf("%s: sameFiles %v", name, got)
+		}
+		if got := sameFiles(b, a); got != tc.same {
+			t.Errorf("%s, the other way: sameFiles %v", name, got)
+		}
+	}
+	if sameFiles(a, filepath.Join(dir, "missing")) || sameFiles(filepath.Join(dir, "missing"), a) {
+		t.Error("a missing file is the same as one that exists")
+	}
+}
+
+// readManifest reads the texts file beside the manifest while it reads the
+// manifest: a manifest that reads well with a damaged texts file is
+// refused for the texts file, and a damaged manifest for itself (not for
+// its texts file, damaged too), and either way no file is left open.
+func TestReadManifestWithItsTexts(t *testing.T) {
+	dir := t.TempDir()
+	m := newManifest()
+	x := newHasher()
+	for i := range 500 {
+		m.addIdentifier(x, fmt.Sprintf("t-%04d", i), "request_id", fmt.Sprintf("r-%04d-a", i))
+		m.addText(x, fmt.Sprintf("the quarterly figures of unit %d were revised twice before the audit of %d", i, i*7))
+	}
+	path := filepath.Join(dir, manifestName)
+	if err := m.sealTexts(filepath.Join(dir, textsName)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.write(path); err != nil {
+		t.Fatal(err)
+	}
+	m.close()
+	read, err := readManifest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.texts.n != m.texts.n || read.ids.distinct != m.ids.distinct {
+		t.Fatalf("read %d shingles and %d identifiers, wrote %d and %d", read.texts.n, read.ids.distinct, m.texts.n, m.ids.distinct)
+	}
+	read.close()
+	texts, _ := os.ReadFile(filepath.Join(dir, textsName))
+	manifest, _ := os.ReadFile(path)
+	damage := func(name string, b []byte, at int) {
+		b = slices.Clone(b)
+		b[at] ^= 1
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(textsName, texts, len(texts)-1)
+	if _, err := readManifest(path); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+		t.Fatalf("texts file damaged: %v", err)
+	}
+	damage(manifestName, manifest, 3)
+	if _, err := readManifest(path); err == nil || !strings.Contains(err.Error(), manifestName+":1:") {
+		t.Fatalf("manifest and texts file damaged: %v, want the manifest's first line", err)
+	}
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for _, fd := range fds {
+			if target, _ := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); strings.HasPrefix(target, dir) {
+				t.Errorf("%s left open", target)
+			}
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/leakmap/leakmap/incident"
@@ -239,6 +240,27 @@ func readManifest(path string) (*manifest, error) {
 		return nil, fmt.Errorf("isolation manifest: %w", err)
 	}
 	defer f.Close()
+	// The texts file (7.3 GB at 100M requests) is read through on another
+	// core while this one reads the manifest, which records its size and
+	// SHA-256 at its end.
+	scanned := make(chan textsScan, 1)
+	var stop atomic.Bool
+	go func() { scanned <- scanTexts(filepath.Join(filepath.Dir(path), textsName), &stop) }()
+	verified := false
+	m, err := parseManifest(f, path, func(n int64, sum [sha256.Size]byte) (*textSet, error) {
+		verified = true
+		return (<-scanned).verify(n, sum)
+	})
+	if !verified {
+		stop.Store(true)
+		(<-scanned).close()
+	}
+	return m, err
+}
+
+// parseManifest reads a manifest from f (at path), and then its texts file
+// from texts, given what the manifest records of it.
+func parseManifest(f io.Reader, path string, texts func(n int64, sum [sha256.Size]byte) (*textSet, error)) (*manifest, error) {
 	m := newManifest()
 	m.ids.fromClear = false // digests only: the check hashes every k-gram with SHA-256
 	var (
@@ -340,7 +362,8 @@ func readManifest(path string) (*manifest, error) {
 		return nil, fmt.Errorf("%s: no texts record", filepath.Base(path))
 	}
 	m.ids.seal()
-	if m.texts, err = readTexts(filepath.Join(filepath.Dir(path), textsName), textsN, textsSum); err != nil {
+	var err error
+	if m.texts, err = texts(textsN, textsSum); err != nil {
 		return nil, err
 	}
 	sort.Strings(m.files)

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // The logged texts' shingles are the bulk of an isolation manifest: 37
@@ -524,21 +525,43 @@ func (m *merge) next() (textEntry, bool, error) {
 // the check's lookups rely on the order. The digest filter is made on the
 // way.
 func readTexts(path string, n int64, sum [sha256.Size]byte) (*textSet, error) {
+	return scanTexts(path, nil).verify(n, sum)
+}
+
+// textsScan is a texts file read through before the manifest's record of
+// it is known (readManifest reads both at once): what verify then needs.
+type textsScan struct {
+	t    *textSet
+	path string
+	size int64
+	sum  [sha256.Size]byte
+	err  error // an error of the file's content, reported after its size
+}
+
+// scanTexts reads a texts file through: its order, SHA-256, sparse index
+// and digest filter. Its errors wait for verify, which knows the size the
+// manifest records. It stops early when stop (nil: never) is set: the
+// manifest was refused.
+func scanTexts(path string, stop *atomic.Bool) (s textsScan) {
+	s.path = path
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("isolation manifest: %w", err)
-	}
-	t := &textSet{r: f, f: f, path: path, n: n, sum: sum}
-	bad := func(msg string, args ...any) (*textSet, error) {
-		f.Close()
-		return nil, fmt.Errorf("%s: %s", filepath.Base(path), fmt.Sprintf(msg, args...))
+		s.err = fmt.Errorf("isolation manifest: %w", err)
+		return s
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return bad("%v", err)
+		f.Close()
+		s.err = fmt.Errorf("%s: %v", filepath.Base(path), err)
+		return s
 	}
-	if st.Size() != int64(len(textsMagic))+16*n {
-		return bad("%d bytes, but the manifest records %d shingles: redraft the notices", st.Size(), n)
+	s.size = st.Size()
+	n := max(0, (s.size-int64(len(textsMagic)))/16)
+	t := &textSet{r: f, f: f, path: path, n: n}
+	s.t = t
+	bad := func(msg string, args ...any) textsScan {
+		s.err = fmt.Errorf("%s: %s", filepath.Base(path), fmt.Sprintf(msg, args...))
+		return s
 	}
 	h := sha256.New()
 	r := bufio.NewReaderSize(io.TeeReader(f, h), 1<<20)
@@ -556,15 +579,47 @@ func readTexts(path string, n int64, sum [sha256.Size]byte) (*textSet, error) {
 			return bad("shingle %d is out of order: edited or damaged, redraft the notices", i+1)
 		}
 		if i%textBlock == 0 {
+			if stop != nil && stop.Load() {
+				return bad("not read: the manifest was refused")
+			}
 			t.index = append(t.index, d)
 		}
 		t.digests.add(digestKey(d))
 		prev = d
 	}
-	if !bytes.Equal(h.Sum(nil), sum[:]) {
-		return bad("differs from the manifest's record of it (SHA-256): edited or damaged, redraft the notices")
+	if _, err := io.Copy(h, f); err != nil { // a partial shingle at the end
+		return bad("%v", err)
 	}
-	return t, nil
+	h.Sum(s.sum[:0])
+	return s
+}
+
+// verify is the scanned file if it is the one the manifest records: n
+// digests (its size), its SHA-256, and in order. Else it is closed.
+func (s textsScan) verify(n int64, sum [sha256.Size]byte) (*textSet, error) {
+	fail := func(err error) (*textSet, error) {
+		s.close()
+		return nil, err
+	}
+	switch {
+	case s.t == nil:
+		return fail(s.err)
+	case s.size != int64(len(textsMagic))+16*n:
+		return fail(fmt.Errorf("%s: %d bytes, but the manifest records %d shingles: redraft the notices", filepath.Base(s.path), s.size, n))
+	case s.err != nil:
+		return fail(s.err)
+	case s.sum != sum:
+		return fail(fmt.Errorf("%s: differs from the manifest's record of it (SHA-256): edited or damaged, redraft the notices", filepath.Base(s.path)))
+	}
+	s.t.sum = sum
+	return s.t, nil
+}
+
+// close closes the scanned file (a manifest refused before verify).
+func (s textsScan) close() {
+	if s.t != nil {
+		s.t.f.Close()
+	}
 }
 
 // sameFiles says whether the files at a and b hold the same bytes (false
@@ -575,21 +630,8 @@ func sameFiles(a, b string) bool {
 		return false
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
-	if err != nil {
-		return false
-	}
-	defer fb.Close()
-	ra, rb := bufio.NewReaderSize(fa, 1<<20), bufio.NewReaderSize(fb, 1<<20)
-	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
-	for {
-		na, ea := io.ReadFull(ra, ba)
-		nb, eb := io.ReadFull(rb, bb)
-		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
-			return false
-		}
-		if ea != nil || eb != nil {
-			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF)
-		}
-	}
+	return sameAs(b, func(w io.Writer) error {
+		_, err := io.Copy(w, bufio.NewReaderSize(fa, 1<<20))
+		return err
+	})
 }

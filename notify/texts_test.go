@@ -90,6 +90,7 @@ func TestTextSet(t *testing.T) {
 		"a byte changed":       {func(f []byte) []byte { f[len(f)-1] ^= 1; return f }, "SHA-256"},
 		"the last shingle cut": {func(f []byte) []byte { return f[:len(f)-16] }, "records"},
 		"a shingle added":      {func(f []byte) []byte { return append(f, f[len(f)-16:]...) }, "records"},
+		"half a shingle added": {func(f []byte) []byte { return append(f, f[len(f)-8:]...) }, "records"},
 		"another version":      {func(f []byte) []byte { f[len(textsMagic)-2] = '9'; return f }, "version"},
 	} {
 		p := filepath.Join(t.TempDir(), textsName)
