@@ -136,7 +136,7 @@ func BenchmarkDraft100k(b *testing.B) {
 		b.Fatalf("drafted %d, blocked %d", res.Drafted, res.Blocked)
 	}
 	start := time.Now()
-	chk, err := Check(out)
+	chk, err := Check(context.Background(), out)
 	if err != nil || len(chk.Failures) != 0 {
 		b.Fatal(err, chk.Failures)
 	}

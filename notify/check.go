@@ -31,13 +31,14 @@ type CheckResult struct {
 // Check runs the isolation check on every .eml of an outbox, from the outbox
 // alone (its isolation manifest and the files). A notice that is not in the
 // manifest, or a manifest entry whose file is missing, is a failure too.
-func Check(outbox string) (*CheckResult, error) {
-	m, err := readManifest(filepath.Join(outbox, manifestName))
+// It stops when ctx is done (at 100M requests it takes minutes).
+func Check(ctx context.Context, outbox string) (*CheckResult, error) {
+	m, err := readManifest(ctx, filepath.Join(outbox, manifestName))
 	if err != nil {
 		return nil, err
 	}
 	defer m.close()
-	return checkOutbox(outbox, m)
+	return checkOutbox(ctx, outbox, m)
 }
 
 // CheckCase runs the isolation check on an outbox with the manifest rebuilt
@@ -58,7 +59,7 @@ func CheckCase(ctx context.Context, db *sql.DB, outbox string) (*CheckResult, er
 		return nil, err
 	}
 	defer m.close()
-	res, err := checkOutbox(outbox, m)
+	res, err := checkOutbox(ctx, outbox, m)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (s *sameBytes) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
+func checkOutbox(ctx context.Context, outbox string, m *manifest) (*CheckResult, error) {
 	defer boundGCHeadroom()()
 	entries, err := os.ReadDir(outbox)
 	if err != nil {
@@ -159,11 +160,19 @@ func checkOutbox(outbox string, m *manifest) (*CheckResult, error) {
 			}
 		}()
 	}
+feed:
 	for i := range files {
-		next <- i
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := m.texts.Err(); err != nil {
 		return nil, err
 	}
@@ -233,23 +242,17 @@ type checker struct {
 // quick set, direct-mapped in 128 KiB: the k-grams that span two of the
 // templates' lines come back in every notice, and this table stays in the
 // core's own cache where the quick set's filter (1 MiB at 100,000
-// notices) does not. A hash is only ever remembered as absent from the
-// set as it was; when the set has grown since, the table is emptied.
+// notices) does not. The set is sealed before any checker is made
+// (newCheckerQuick): what was absent stays absent.
 type negCache struct {
 	slots []uint64 // 0: empty
-	n     int      // the quick set's size when the slots were filled
 }
 
 const negCacheSlots = 1 << 14
 
-func (nc *negCache) known(n int, h uint64) bool {
-	if nc.slots == nil || nc.n != n {
-		if nc.slots == nil {
-			nc.slots = make([]uint64, negCacheSlots)
-		} else {
-			clear(nc.slots)
-		}
-		nc.n = n
+func (nc *negCache) known(h uint64) bool {
+	if nc.slots == nil {
+		nc.slots = make([]uint64, negCacheSlots)
 		return false
 	}
 	return h != 0 && nc.slots[h&(negCacheSlots-1)] == h
@@ -314,27 +317,22 @@ type pairFacts struct {
 }
 
 // pairCache holds the pairs of lines seen lately, in two generations (as
-// lineCache), emptied when the quick set grows (as negCache): a pair's
-// hits are those of the set as it was.
+// lineCache).
 type pairCache struct {
 	cur, old map[[2]*lineFacts]*pairFacts
-	n        int
 }
 
 func (c *checker) pairOf(wh []uint64, a, b wordLine) *pairFacts {
 	pc := &c.pairs
-	if pc.n != c.m.gen() {
-		pc.cur, pc.old, pc.n = nil, nil, c.m.gen()
-	}
 	// The line that follows a template line is almost always the same
 	// one: the last pair found from a is kept in a itself, which spares
 	// hashing the pair's key (the maps below find the others).
-	if a.f.next == b.f.id && a.f.nextPair != nil && a.f.nextN == pc.n {
+	if a.f.next == b.f.id && a.f.nextPair != nil {
 		return a.f.nextPair
 	}
 	key := [2]*lineFacts{a.f, b.f}
 	if p, ok := pc.cur[key]; ok {
-		a.f.next, a.f.nextPair, a.f.nextN = b.f.id, p, pc.n
+		a.f.next, a.f.nextPair = b.f.id, p
 		return p
 	}
 	p, ok := pc.old[key]
@@ -358,7 +356,7 @@ func (c *checker) pairOf(wh []uint64, a, b wordLine) *pairFacts {
 		pc.old, pc.cur = pc.cur, make(map[[2]*lineFacts]*pairFacts, lineCacheSize)
 	}
 	pc.cur[key] = p
-	a.f.next, a.f.nextPair, a.f.nextN = b.f.id, p, pc.n
+	a.f.next, a.f.nextPair = b.f.id, p
 	return p
 }
 
@@ -372,18 +370,15 @@ type lineFacts struct {
 	units []unitInfo
 	hits  []hit
 	// The line that last followed this one (any line, with words or
-	// not), for the quick set of size succN. A pointer: it keeps at most
-	// that line alive past the cache, and it the line after it, until
-	// this line is followed by another.
-	succ  *lineFacts
-	succN int
+	// not). A pointer: it keeps at most that line alive past the cache,
+	// and it the line after it, until this line is followed by another.
+	succ *lineFacts
 	// The pair this line last formed with the next line with words
-	// (pairOf), for the quick set of size nextN: next is that line's id,
-	// not a pointer, so that no line the cache has let go is kept alive.
+	// (pairOf): next is that line's id, not a pointer, so that no line
+	// the cache has let go is kept alive.
 	id       uint64 // unique within the checker, from 1
 	next     uint64
 	nextPair *pairFacts
-	nextN    int
 }
 
 // lineFactsOf finds the facts of one line as written (lineHits and
@@ -470,7 +465,7 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	maybeText, maybeID := true, true
 	if c.quick {
 		h := seqHash(wh[i : i+k])
-		if c.neg.known(c.m.gen(), h) {
+		if c.neg.known(h) {
 			return out
 		}
 		maybeText, maybeID = c.m.texts.mayHaveQuick(h), c.m.ids.mayHaveQuick(h)
@@ -710,7 +705,7 @@ func (c *checker) segmentInto(seg segment, self uint32, owner string, own number
 				// that one is compared first, which spares hashing the
 				// line for the cache.
 				var f *lineFacts
-				if prev != nil && prev.succ != nil && prev.succN == c.m.gen() && prev.succ.raw == raw {
+				if prev != nil && prev.succ != nil && prev.succ.raw == raw {
 					f = prev.succ
 				} else {
 					if f = c.recent.get(raw); f == nil {
@@ -718,7 +713,7 @@ func (c *checker) segmentInto(seg segment, self uint32, owner string, own number
 						c.recent.put(f.raw, f)
 					}
 					if prev != nil {
-						prev.succ, prev.succN = f, c.m.gen()
+						prev.succ = f
 					}
 				}
 				prev = f

@@ -17,7 +17,7 @@ func BenchmarkCheck5k(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		chk, err := Check(out)
+		chk, err := Check(context.Background(), out)
 		if err != nil || len(chk.Failures) != 0 {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func TestCheckCaseRebuildsManifest(t *testing.T) {
 	}
 	writeFile(t, res.Outbox, manifestName, strings.Join(kept, "\n")+"\n")
 
-	fooled, err := Check(res.Outbox)
+	fooled, err := Check(context.Background(), res.Outbox)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestReadManifestWithItsTexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.close()
-	read, err := readManifest(path)
+	read, err := readManifest(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,11 +198,11 @@ func TestReadManifestWithItsTexts(t *testing.T) {
 		}
 	}
 	damage(textsName, texts, len(texts)-1)
-	if _, err := readManifest(path); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+	if _, err := readManifest(context.Background(), path); err == nil || !strings.Contains(err.Error(), "SHA-256") {
 		t.Fatalf("texts file damaged: %v", err)
 	}
 	damage(manifestName, manifest, 3)
-	if _, err := readManifest(path); err == nil || !strings.Contains(err.Error(), manifestName+":1:") {
+	if _, err := readManifest(context.Background(), path); err == nil || !strings.Contains(err.Error(), manifestName+":1:") {
 		t.Fatalf("manifest and texts file damaged: %v, want the manifest's first line", err)
 	}
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
@@ -210,5 +211,25 @@ func TestReadManifestWithItsTexts(t *testing.T) {
 				t.Errorf("%s left open", target)
 			}
 		}
+	}
+}
+
+// A check canceled stops and says so, before the manifest is read or while
+// the notices are: at 100M requests it takes minutes, and Ctrl-C is how a
+// responder stops it.
+func TestCheckStopsWhenCanceled(t *testing.T) {
+	_, res := draftFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got, err := Check(ctx, res.Outbox); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled before: %+v, %v", got, err)
+	}
+	m, err := readManifest(context.Background(), filepath.Join(res.Outbox, manifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	if got, err := checkOutbox(ctx, res.Outbox, m); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled while checking: %+v, %v", got, err)
 	}
 }

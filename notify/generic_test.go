@@ -85,7 +85,7 @@ func TestGenericNamesStillCaughtWhereIdentifiersAppear(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(res.Outbox, gamma), rebuild(t, clean, tt.edit), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := Check(res.Outbox)
+			got, err := Check(context.Background(), res.Outbox)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestGenericNamesStillCaughtWhereIdentifiersAppear(t *testing.T) {
 		p.text += "\nCustomer:\n- Security\n- 2026\n"
 		p.attachment += "2026,2026-09-01T10:00:00Z,exposed,confirmed\n"
 	}), 0o644)
-	if got, _ := Check(res.Outbox); len(got.Failures) != 0 {
+	if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
 		t.Fatalf("own generic identifiers flagged: %+v", got.Failures)
 	}
 }

@@ -53,7 +53,7 @@ func TestCheckCatchesPlantedLeaks(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(res.Outbox, gamma), rebuild(t, clean, tt.edit), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := Check(res.Outbox)
+			got, err := Check(context.Background(), res.Outbox)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestCheckCatchesPlantedLeaks(t *testing.T) {
 	// The untouched notice passes again: the check does not flag the
 	// tenant's own identifiers.
 	os.WriteFile(filepath.Join(res.Outbox, gamma), []byte(clean), 0o644)
-	if got, _ := Check(res.Outbox); len(got.Failures) != 0 {
+	if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
 		t.Fatalf("clean outbox fails: %+v", got.Failures)
 	}
 }
@@ -77,7 +77,7 @@ func TestCheckOwnIdentifiersAreNotLeaks(t *testing.T) {
 	// Gamma's own id, name and request ids may appear in its own notice.
 	edited := rebuild(t, clean, func(p *parsedMail) { p.text += "\nt-gamma Gamma Games r-g1 r-g2 security@gamma.example\n" })
 	os.WriteFile(filepath.Join(res.Outbox, gamma), edited, 0o644)
-	if got, _ := Check(res.Outbox); len(got.Failures) != 0 {
+	if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
 		t.Fatalf("own identifiers flagged: %+v", got.Failures)
 	}
 }
@@ -87,7 +87,7 @@ func TestCheckOutboxIntegrity(t *testing.T) {
 	// A stray notice the manifest does not know, and a missing one.
 	os.WriteFile(filepath.Join(res.Outbox, "stray.eml"), []byte(readOutbox(t, res.Outbox, "regulator.eml")), 0o644)
 	os.Remove(filepath.Join(res.Outbox, noticeFor(t, res, "t-alpha").File))
-	got, err := Check(res.Outbox)
+	got, err := Check(context.Background(), res.Outbox)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestCheckOutboxIntegrity(t *testing.T) {
 		t.Fatalf("got %+v", got.Failures)
 	}
 	os.WriteFile(filepath.Join(res.Outbox, manifestName), []byte("something else\n"), 0o644)
-	if _, err := Check(res.Outbox); err == nil {
+	if _, err := Check(context.Background(), res.Outbox); err == nil {
 		t.Fatal("a bad manifest is accepted")
 	}
 }

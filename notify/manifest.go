@@ -51,11 +51,6 @@ type manifest struct {
 	lastTenant, lastOwner string
 }
 
-// gen is a number that changes when the manifest's identifiers do: the
-// checkers' caches hold what they found for one value of it. Sealed, the
-// identifiers do not change; the tests seal each manifest anew.
-func (m *manifest) gen() int { return len(m.ids.recs) }
-
 func newManifest() *manifest {
 	return &manifest{notices: map[string]string{}, numbers: map[string]numberSet{}, numberText: map[string]string{}, ids: idTable{fromClear: true}}
 }
@@ -234,7 +229,7 @@ func joinInts(ks []int) string {
 }
 
 // readManifest loads an outbox's manifest.
-func readManifest(path string) (*manifest, error) {
+func readManifest(ctx context.Context, path string) (*manifest, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("isolation manifest: %w", err)
@@ -245,9 +240,10 @@ func readManifest(path string) (*manifest, error) {
 	// SHA-256 at its end.
 	scanned := make(chan textsScan, 1)
 	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	go func() { scanned <- scanTexts(filepath.Join(filepath.Dir(path), textsName), &stop) }()
 	verified := false
-	m, err := parseManifest(f, path, func(n int64, sum [sha256.Size]byte) (*textSet, error) {
+	m, err := parseManifest(ctx, f, path, func(n int64, sum [sha256.Size]byte) (*textSet, error) {
 		verified = true
 		return (<-scanned).verify(n, sum)
 	})
@@ -260,7 +256,7 @@ func readManifest(path string) (*manifest, error) {
 
 // parseManifest reads a manifest from f (at path), and then its texts file
 // from texts, given what the manifest records of it.
-func parseManifest(f io.Reader, path string, texts func(n int64, sum [sha256.Size]byte) (*textSet, error)) (*manifest, error) {
+func parseManifest(ctx context.Context, f io.Reader, path string, texts func(n int64, sum [sha256.Size]byte) (*textSet, error)) (*manifest, error) {
 	m := newManifest()
 	m.ids.fromClear = false // digests only: the check hashes every k-gram with SHA-256
 	var (
@@ -283,6 +279,9 @@ func parseManifest(f io.Reader, path string, texts func(n int64, sum [sha256.Siz
 	}
 	for sc.Scan() {
 		line++
+		if line%(1<<16) == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		f := strings.Fields(sc.Text())
 		if line == 1 {
 			if sc.Text() != manifestMagic {
@@ -362,6 +361,9 @@ func parseManifest(f io.Reader, path string, texts func(n int64, sum [sha256.Siz
 		return nil, fmt.Errorf("%s: no texts record", filepath.Base(path))
 	}
 	m.ids.seal()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var err error
 	if m.texts, err = texts(textsN, textsSum); err != nil {
 		return nil, err

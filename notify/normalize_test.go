@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"context"
 	"encoding/base64"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func TestCheckSeesThroughDisguises(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			writeFile(t, res.Outbox, gamma, tt.edit(clean))
-			got, err := Check(res.Outbox)
+			got, err := Check(context.Background(), res.Outbox)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +94,7 @@ func TestCheckSeesThroughDisguises(t *testing.T) {
 		html("<p>Gamma Games, t-gam<b></b>ma</p>"),
 	} {
 		writeFile(t, res.Outbox, gamma, edit(clean))
-		if got, _ := Check(res.Outbox); len(got.Failures) != 0 {
+		if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
 			t.Errorf("innocent edit fails: %+v", got.Failures)
 		}
 	}

@@ -98,7 +98,7 @@ func TestNumericRequestIDInProse(t *testing.T) {
 				got func() *CheckResult
 			}{
 				{"outbox manifest", func() *CheckResult {
-					got, err := Check(res.Outbox)
+					got, err := Check(context.Background(), res.Outbox)
 					if err != nil {
 						t.Fatal(err)
 					}

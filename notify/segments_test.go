@@ -125,7 +125,7 @@ func TestCheckBuiltReadsTheBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := readManifest(filepath.Join(res.Outbox, manifestName))
+	files, err := readManifest(context.Background(), filepath.Join(res.Outbox, manifestName))
 	if err != nil {
 		t.Fatal(err)
 	}

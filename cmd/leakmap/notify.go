@@ -120,7 +120,7 @@ if any fails.`,
 				defer db.Close()
 				res, err = notify.CheckCase(cmd.Context(), db, args[0])
 			} else {
-				res, err = notify.Check(args[0])
+				res, err = notify.Check(cmd.Context(), args[0])
 			}
 			if err != nil {
 				return errs.Usage("%w", err)
