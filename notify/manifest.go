@@ -245,7 +245,11 @@ func readManifest(ctx context.Context, path string) (*manifest, error) {
 	verified := false
 	m, err := parseManifest(ctx, f, path, func(n int64, sum [sha256.Size]byte) (*textSet, error) {
 		verified = true
-		return (<-scanned).verify(n, sum)
+		t, err := (<-scanned).verify(n, sum)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err() // the scan stopped for it
+		}
+		return t, err
 	})
 	if !verified {
 		stop.Store(true)
