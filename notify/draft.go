@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -697,24 +696,23 @@ type outboxWriter struct {
 	ch   chan outboxFile
 	done chan struct{}
 	err  error
-	// queued is the bytes waiting for the disk, at most outboxQueueBytes
-	// (one larger message alone): a notice of a large tenant is 150 MB at
-	// 100M requests, and 256 of them queued were gigabytes.
-	mu     sync.Mutex
-	room   *sync.Cond
-	queued int
+	// queued weighs the bytes waiting for the disk, at most
+	// outboxQueueBytes (one larger message alone): a notice of a large
+	// tenant is 150 MB at 100M requests, and 256 of them queued were
+	// gigabytes.
+	queued *weightGate
 }
 
 const outboxQueueBytes = 64 << 20
 
 type outboxFile struct {
-	name string
-	data []byte
+	name   string
+	data   []byte
+	weight int // taken from queued
 }
 
 func newOutboxWriter(dir string) *outboxWriter {
-	w := &outboxWriter{dir: dir, ch: make(chan outboxFile, 256), done: make(chan struct{})}
-	w.room = sync.NewCond(&w.mu)
+	w := &outboxWriter{dir: dir, ch: make(chan outboxFile, 256), done: make(chan struct{}), queued: newWeightGate(outboxQueueBytes)}
 	go func() {
 		defer close(w.done)
 		for f := range w.ch {
@@ -723,10 +721,7 @@ func newOutboxWriter(dir string) *outboxWriter {
 					w.err = fmt.Errorf("outbox: %w", err)
 				}
 			}
-			w.mu.Lock()
-			w.queued -= len(f.data)
-			w.room.Broadcast()
-			w.mu.Unlock()
+			w.queued.release(f.weight)
 			reuseEMLBuffer(f.data)
 		}
 	}()
@@ -737,13 +732,7 @@ func newOutboxWriter(dir string) *outboxWriter {
 // reused for the next messages, emlBuffers). It waits while the queue
 // holds outboxQueueBytes.
 func (w *outboxWriter) write(name string, data []byte) {
-	w.mu.Lock()
-	for w.queued > 0 && w.queued+len(data) > outboxQueueBytes {
-		w.room.Wait()
-	}
-	w.queued += len(data)
-	w.mu.Unlock()
-	w.ch <- outboxFile{name, data}
+	w.ch <- outboxFile{name, data, w.queued.acquire(len(data))}
 }
 
 // close waits for every queued file and returns the first error.

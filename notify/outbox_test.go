@@ -25,9 +25,9 @@ func TestOutboxWriterBoundsItsQueue(t *testing.T) {
 			defer wg.Done()
 			for i, n := range sizes {
 				w.write(fmt.Sprintf("m-%d-%d.eml", worker, i), bytes.Repeat([]byte{byte('a' + i)}, n))
-				w.mu.Lock()
-				q := w.queued
-				w.mu.Unlock()
+				w.queued.mu.Lock()
+				q := w.queued.used
+				w.queued.mu.Unlock()
 				mu.Lock()
 				most = max(most, q)
 				mu.Unlock()
