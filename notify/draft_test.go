@@ -3,6 +3,8 @@ package notify
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,6 +230,13 @@ func TestWriteOver(t *testing.T) {
 		if b, err := os.ReadFile(path); err != nil || string(b) != content {
 			t.Errorf("after writing %q the file holds %q (%v)", content, b, err)
 		}
+	}
+	// An error names the file, as the os package's do.
+	missing := filepath.Join(t.TempDir(), "gone", "tenant-t-a.eml")
+	err := writeOver(missing, []byte("x"))
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Path != missing || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("writing into a missing folder: %v", err)
 	}
 }
 
