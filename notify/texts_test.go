@@ -2,7 +2,9 @@ package notify
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -121,5 +123,88 @@ func TestSortUnique(t *testing.T) {
 	got := sortUnique(run, make([]textEntry, len(run)))
 	if !slices.Equal(got, want) {
 		t.Fatalf("%d entries, want %d, or out of order", len(got), len(want))
+	}
+}
+
+// countingReader counts the blocks read from a texts file, and fails them
+// while fail is set.
+type countingReader struct {
+	r     io.ReaderAt
+	reads int
+	fail  bool
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	if c.fail {
+		return 0, errors.New("a bad sector")
+	}
+	return c.r.ReadAt(p, off)
+}
+
+// TestTextsHaveRemembersMisses: a checker reads the texts file once for a
+// k-gram it does not hold, every time for one it holds, and again after a
+// read that failed (which proves nothing).
+func TestTextsHaveRemembersMisses(t *testing.T) {
+	dir := t.TempDir()
+	x := newHasher()
+	b := textBuilder{dir: dir}
+	var in []digest
+	for i := range 3000 {
+		in = append(in, x.kgram([]string{"shingle", fmt.Sprint(i)}))
+		b.add(in[i], uint64(i))
+	}
+	ts, err := b.finish(filepath.Join(dir, textsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.close()
+	cr := &countingReader{r: ts.r}
+	ts.r = cr
+	m := newManifest()
+	m.texts = ts
+	m.ids.seal()
+	c := newCheckerQuick(m, false)
+
+	absent := x.kgram([]string{"absent", "words"})
+	for range 3 {
+		if c.textsHave(absent) {
+			t.Fatal("an absent k-gram found")
+		}
+	}
+	if cr.reads != 1 {
+		t.Errorf("an absent k-gram asked three times: %d reads, want 1", cr.reads)
+	}
+	cr.reads = 0
+	for range 3 {
+		if !c.textsHave(in[42]) {
+			t.Fatal("a shingle not found")
+		}
+	}
+	if cr.reads != 3 {
+		t.Errorf("a shingle asked three times: %d reads, want 3", cr.reads)
+	}
+	// Many absent k-grams: each still answered right when the set of
+	// misses has let it go.
+	for i := range 20000 {
+		if c.textsHave(x.kgram([]string{"absent", fmt.Sprint(i)})) {
+			t.Fatalf("absent %d found", i)
+		}
+	}
+	for _, d := range in[:500] {
+		if !c.textsHave(d) {
+			t.Fatal("a shingle not found after many misses")
+		}
+	}
+
+	// A failed read is not remembered as a miss.
+	other := x.kgram([]string{"other", "words"})
+	cr.fail, cr.reads = true, 0
+	c.textsHave(other)
+	cr.fail = false
+	ts.err = nil // as a new check would start
+	c.textsHave(other)
+	if cr.reads != 2 {
+		t.Errorf("after a failed read: %d reads, want 2", cr.reads)
 	}
 }
