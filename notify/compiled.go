@@ -32,12 +32,18 @@ type cexpr struct {
 	rv   func(dot reflect.Value) (reflect.Value, error)
 	str  func(dot reflect.Value) (string, error)
 	cond func(dot reflect.Value) (bool, error)
+	// konst: a string constant's value, so that it is put in an interface
+	// once, not at every call.
+	konst *string
 }
 
 var (
 	stringType    = reflect.TypeFor[string]()
 	boolType      = reflect.TypeFor[bool]()
 	stringsType   = reflect.TypeFor[[]string]()
+	intType       = reflect.TypeFor[int]()
+	int64Type     = reflect.TypeFor[int64]()
+	int32Type     = reflect.TypeFor[int32]()
 	errNotCompile = fmt.Errorf("not supported by the notice template compiler")
 )
 
@@ -182,7 +188,7 @@ func (cp *compiler) arg(n parse.Node, dot reflect.Type) (cexpr, error) {
 		return cp.field(n, n.Ident, dot)
 	case *parse.StringNode:
 		s := n.Text
-		return cexpr{typ: stringType, str: func(reflect.Value) (string, error) { return s, nil }}, nil
+		return cexpr{typ: stringType, str: func(reflect.Value) (string, error) { return s, nil }, konst: &s}, nil
 	case *parse.PipeNode:
 		return cp.pipe(n, dot)
 	}
@@ -263,6 +269,30 @@ func (cp *compiler) call(n parse.Node, fn string, argNodes []parse.Node, dot ref
 		key, err := cp.asString(n, args[0])
 		if err != nil {
 			return cexpr{}, err
+		}
+		if typed, ok := cp.typedArgs(n, args[1:]); ok {
+			return cexpr{typ: stringType, str: func(d reflect.Value) (string, error) {
+				k, err := key(d)
+				if err != nil {
+					return "", err
+				}
+				// The catalogue keeps none of its arguments: a small
+				// call's stay on the stack.
+				var small [8]catalog.Arg
+				as := small[:0]
+				if len(typed) > len(small) {
+					as = make([]catalog.Arg, 0, len(typed))
+				}
+				for _, ta := range typed {
+					a, err := ta.value(d)
+					if err != nil {
+						return "", err
+					}
+					a.Name = ta.name
+					as = append(as, a)
+				}
+				return c.TArgs(k, as)
+			}}, nil
 		}
 		vals := make([]func(reflect.Value) (any, error), len(args)-1)
 		for i, a := range args[1:] {
@@ -404,6 +434,74 @@ func (cp *compiler) call(n parse.Node, fn string, argNodes []parse.Node, dot ref
 	return cexpr{}, cp.errorf(n, "function %s", fn)
 }
 
+// typedArg is a compiled name, value pair of t.
+type typedArg struct {
+	name  string
+	value func(reflect.Value) (catalog.Arg, error)
+}
+
+// typedArgs compiles t's name, value pairs to values written as
+// Catalog.Value writes them, chosen by their static types, so that no
+// value is put in an interface; ok is false when a name is not a constant
+// (t then takes its arguments as any, as text/template gives them).
+// Types Value does not single out (named ones included: fmt may call
+// their methods) go through Value itself.
+func (cp *compiler) typedArgs(n parse.Node, args []cexpr) ([]typedArg, bool) {
+	if len(args)%2 != 0 {
+		return nil, false
+	}
+	var out []typedArg
+	for i := 0; i < len(args); i += 2 {
+		name, e := args[i], args[i+1]
+		if name.konst == nil || e.cond != nil {
+			return nil, false
+		}
+		c := cp.c
+		var f func(reflect.Value) (catalog.Arg, error)
+		switch {
+		case e.str != nil:
+			s := e.str
+			f = func(d reflect.Value) (catalog.Arg, error) {
+				v, err := s(d)
+				return catalog.Arg{Value: v}, err
+			}
+		case e.typ == stringType:
+			rv := e.rv
+			f = func(d reflect.Value) (catalog.Arg, error) {
+				v, err := rv(d)
+				if err != nil {
+					return catalog.Arg{}, err
+				}
+				return catalog.Arg{Value: v.String()}, nil
+			}
+		case e.typ == intType || e.typ == int64Type || e.typ == int32Type:
+			rv := e.rv
+			f = func(d reflect.Value) (catalog.Arg, error) {
+				v, err := rv(d)
+				if err != nil {
+					return catalog.Arg{}, err
+				}
+				k := v.Int()
+				return catalog.Arg{Value: c.Number(k), Count: k, IsCount: true}, nil
+			}
+		default:
+			rv := e.rv
+			f = func(d reflect.Value) (catalog.Arg, error) {
+				v, err := rv(d)
+				if err != nil {
+					return catalog.Arg{}, err
+				}
+				x := v.Interface()
+				a := catalog.Arg{Value: c.Value(x)}
+				a.Count, a.IsCount = catalog.AsCount(x)
+				return a, nil
+			}
+		}
+		out = append(out, typedArg{*name.konst, f})
+	}
+	return out, true
+}
+
 // asString is e's value as the text it prints: strings only (other types
 // would print through fmt, which the templates do not need).
 func (cp *compiler) asString(n parse.Node, e cexpr) (func(reflect.Value) (string, error), error) {
@@ -428,6 +526,9 @@ func (cp *compiler) asAny(n parse.Node, e cexpr) (func(reflect.Value) (any, erro
 	switch {
 	case e.cond != nil:
 		return nil, cp.errorf(n, "a condition as an argument")
+	case e.konst != nil:
+		v := any(*e.konst)
+		return func(reflect.Value) (any, error) { return v, nil }, nil
 	case e.str != nil:
 		s := e.str
 		return func(d reflect.Value) (any, error) { return s(d) }, nil

@@ -115,11 +115,21 @@ func (s *builtScratch) readHeader(data []byte) (fields []hdrField, body []byte, 
 			return nil, nil, false
 		}
 	}
-	var kv []byte // the field being read: its lines trimmed, joined by a space
+	// The field being read: its lines trimmed, joined by a space. A field
+	// of one line is read where it is (folded: false), and its value is
+	// data's own memory, not a copy: a message's fields are used only
+	// while its segments are made, and data outlives that.
+	var kv []byte
+	folded := false
 	flush := func() {
 		if kv != nil {
 			k, v, _ := bytes.Cut(kv, []byte(":"))
-			fields = append(fields, hdrField{textproto.CanonicalMIMEHeaderKey(string(k)), string(bytes.TrimLeft(v, " \t"))})
+			v = bytes.TrimLeft(v, " \t")
+			value := unsafeString(v)
+			if folded {
+				value = string(v)
+			}
+			fields = append(fields, hdrField{canonicalKey(k), value})
 		}
 	}
 	for rest := block; len(rest) > 0; {
@@ -130,7 +140,11 @@ func (s *builtScratch) readHeader(data []byte) (fields []hdrField, body []byte, 
 			if kv == nil {
 				return nil, nil, false // a first line that starts with a space: malformed
 			}
+			if !folded {
+				kv, folded = append(s.text[:0], kv...), true
+			}
 			kv = append(append(kv, ' '), bytes.Trim(line, " \t")...)
+			s.text = kv
 			continue
 		}
 		flush()
@@ -138,11 +152,30 @@ func (s *builtScratch) readHeader(data []byte) (fields []hdrField, body []byte, 
 		if colon <= 0 || !isFieldName(line[:colon]) {
 			return nil, nil, false
 		}
-		kv = append(s.text[:0], bytes.Trim(line, " \t")...)
-		s.text = kv
+		kv, folded = bytes.Trim(line, " \t"), false
 	}
 	flush()
 	return fields, body, true
+}
+
+// headerKeys are the field names the notices write, as written and
+// canonical, to their canonical form: a key read so is not copied.
+var headerKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"Date", "From", "To", "Cc", "Reply-To", "Subject", "Message-ID", "In-Reply-To", "References",
+		"Supersedes", "Content-Language", "MIME-Version", "Content-Type", "Content-Transfer-Encoding", "Content-Disposition"} {
+		m[k] = textproto.CanonicalMIMEHeaderKey(k)
+		m[m[k]] = m[k]
+	}
+	return m
+}()
+
+// canonicalKey is textproto.CanonicalMIMEHeaderKey(string(k)).
+func canonicalKey(k []byte) string {
+	if c, ok := headerKeys[string(k)]; ok {
+		return c
+	}
+	return textproto.CanonicalMIMEHeaderKey(string(k))
 }
 
 func isFieldName(b []byte) bool {

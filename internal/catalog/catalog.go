@@ -211,21 +211,50 @@ func (c *Catalog) T(key string, args ...any) (string, error) {
 	if len(args)%2 != 0 {
 		return "", fmt.Errorf("catalogue %s: %s: arguments go in name, value pairs", c.Lang, key)
 	}
-	var buf [8]namedValue
-	vals := values(buf[:0])
-	text := m.text
+	var buf [8]Arg
+	as := buf[:0]
 	for i := 0; i < len(args); i += 2 {
 		name, ok := args[i].(string)
 		if !ok {
 			return "", fmt.Errorf("catalogue %s: %s: argument name %v is not a string", c.Lang, key, args[i])
 		}
-		vals = append(vals, namedValue{name, c.Value(args[i+1])})
-		if name == "n" && m.forms != nil {
-			n, ok := asInt(args[i+1])
-			if !ok {
+		a := Arg{Name: name, Value: c.Value(args[i+1])}
+		a.Count, a.IsCount = asInt(args[i+1])
+		as = append(as, a)
+	}
+	return c.fillArgs(key, m, as)
+}
+
+// Arg is one placeholder's value for TArgs: written already, as Value
+// writes it, and for a count (an int, int32 or int64) the count itself,
+// which picks a plural form when the name is "n".
+type Arg struct {
+	Name, Value string
+	Count       int64
+	IsCount     bool
+}
+
+// TArgs is T for a caller that writes its values itself (the notices'
+// compiled templates, which know their types): no interface per value.
+func (c *Catalog) TArgs(key string, args []Arg) (string, error) {
+	m, ok := c.msgs[key]
+	if !ok {
+		return "", fmt.Errorf("catalogue %s: no message %q", c.Lang, key)
+	}
+	return c.fillArgs(key, m, args)
+}
+
+func (c *Catalog) fillArgs(key string, m message, args []Arg) (string, error) {
+	var buf [8]namedValue
+	vals := values(buf[:0])
+	text := m.text
+	for _, a := range args {
+		vals = append(vals, namedValue{a.Name, a.Value})
+		if a.Name == "n" && m.forms != nil {
+			if !a.IsCount {
 				return "", fmt.Errorf("catalogue %s: %s: n is not a count", c.Lang, key)
 			}
-			text = c.form(m, n)
+			text = c.form(m, a.Count)
 		}
 	}
 	if m.forms != nil && text == "" {
@@ -339,6 +368,10 @@ func fill(lang, key, text string, vals values) (string, error) {
 		text = text[i+j+1:]
 	}
 }
+
+// AsCount says whether v is a count to T (an int, int32 or int64), and
+// which.
+func AsCount(v any) (int64, bool) { return asInt(v) }
 
 func asInt(v any) (int64, bool) {
 	switch x := v.(type) {
