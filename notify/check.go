@@ -228,8 +228,8 @@ type checker struct {
 	lineAt   []lineStart
 	shadow   *checker // checkQuickAgainstDigests
 	wlines   []wordLine
-	pairs    pairCache
-	pairHits []*pairFacts
+	cross    crossCache
+	crossKey []uint64
 	built    builtScratch
 	kw       []string // segWords
 	recent   lineCache
@@ -268,97 +268,80 @@ type wordLine struct {
 	start int
 }
 
-// crossLineHits appends the hits of the k-grams that span lines, in the
-// order the loop "for each k, for each i where the k-gram spans lines"
-// finds them (the hits are later sorted by position only, so their order
-// must not change). A spanning k-gram starts in one line A; either it
-// ends in the next line with words, B, and is one of the pair (A, B)'s
-// k-grams, found once per pair of lines (pairCache: the templates' lines
-// follow one another the same way in thousands of notices), or it goes
-// beyond B and is tested here. Within A the first kind start before the
-// second, so the order is kept.
+// crossLineHits appends the hits of the k-grams that span lines. Those
+// that start in one line with words, A, depend only on A and on the lines
+// with words after it, as far as the longest k-gram reaches (or to the
+// window's end): the hits are found once for such a run of lines
+// (crossCache: the templates' lines follow one another the same way in
+// thousands of notices, and an HTML part's markup is a line per tag, so
+// most of its k-grams span three lines or more). The hits' order does not
+// matter: segmentInto sorts them.
 func (c *checker) crossLineHits(wh []uint64, lines []wordLine, hits []hit) []hit {
-	if len(lines) < 2 {
-		return hits
+	maxK := 0
+	for _, k := range c.ks {
+		maxK = max(maxK, k)
 	}
-	pairs := c.pairHits[:0]
 	for j := 0; j+1 < len(lines); j++ {
-		pairs = append(pairs, c.pairOf(wh, lines[j], lines[j+1]))
-	}
-	c.pairHits = pairs
-	for ki, k := range c.ks {
-		for j, p := range pairs {
-			a, b := lines[j], lines[j+1]
-			from := 0
-			if ki > 0 {
-				from = p.ends[ki-1]
-			}
-			for _, h := range p.hits[from:p.ends[ki]] {
-				h.pos += a.start
-				hits = append(hits, h)
-			}
-			endB := b.start + len(b.f.w)
-			for i := max(a.start, b.start-k+1); i < b.start; i++ {
-				if i+k > endB && i+k <= len(wh) {
-					hits = c.hitsAt(nil, wh, i, k, hits)
+		a := lines[j]
+		// The run: A's id, then the lines after it until they hold the
+		// longest k-gram's other words.
+		key := append(c.crossKey[:0], a.f.id)
+		for x, need := j+1, maxK-1; x < len(lines) && need > 0; x++ {
+			key = append(key, lines[x].f.id)
+			need -= len(lines[x].f.w)
+		}
+		c.crossKey = key
+		e := c.cross.slot(key)
+		if !slices.Equal(e.key, key) {
+			e.key = append(e.key[:0], key...)
+			e.hits = e.hits[:0]
+			endA := a.start + len(a.f.w)
+			for _, k := range c.ks {
+				for i := max(a.start, endA-k+1); i < endA; i++ {
+					if i+k <= len(wh) {
+						n := len(e.hits)
+						e.hits = c.hitsAt(nil, wh, i, k, e.hits)
+						for x := n; x < len(e.hits); x++ {
+							e.hits[x].pos -= a.start
+						}
+					}
 				}
 			}
+		}
+		for _, h := range e.hits {
+			h.pos += a.start
+			hits = append(hits, h)
 		}
 	}
 	return hits
 }
 
-// pairFacts is the hits of the k-grams that start in one line and end in
-// the next line with words, for each k of the checker in turn: hits[
-// ends[ki-1]:ends[ki]] are those of ks[ki], pos from the first line's
-// first word.
-type pairFacts struct {
-	hits []hit
-	ends []int
+// crossCache holds the hits of the k-grams that leave a line, by the run
+// of lines they read (crossLineHits), direct-mapped: an entry is written
+// over by the next run its slot gets. Runs name lines by id, so it keeps
+// no line alive.
+type crossCache struct {
+	slots []crossHits
 }
 
-// pairCache holds the pairs of lines seen lately, in two generations (as
-// lineCache).
-type pairCache struct {
-	cur, old map[[2]*lineFacts]*pairFacts
+type crossHits struct {
+	key  []uint64 // the lines' ids, the first the one the k-grams leave
+	hits []hit    // pos from that line's first word
 }
 
-func (c *checker) pairOf(wh []uint64, a, b wordLine) *pairFacts {
-	pc := &c.pairs
-	// The line that follows a template line is almost always the same
-	// one: the last pair found from a is kept in a itself, which spares
-	// hashing the pair's key (the maps below find the others).
-	if a.f.next == b.f.id && a.f.nextPair != nil {
-		return a.f.nextPair
+const crossCacheBits = 13
+
+const crossCacheSlots = 1 << crossCacheBits
+
+func (cc *crossCache) slot(key []uint64) *crossHits {
+	if cc.slots == nil {
+		cc.slots = make([]crossHits, crossCacheSlots)
 	}
-	key := [2]*lineFacts{a.f, b.f}
-	if p, ok := pc.cur[key]; ok {
-		a.f.next, a.f.nextPair = b.f.id, p
-		return p
+	h := uint64(len(key))
+	for _, id := range key {
+		h = (h ^ id) * 0x9e3779b97f4a7c15
 	}
-	p, ok := pc.old[key]
-	if !ok {
-		p = &pairFacts{ends: make([]int, len(c.ks))}
-		endB := b.start + len(b.f.w)
-		for ki, k := range c.ks {
-			for i := max(a.start, b.start-k+1); i < b.start; i++ {
-				if i+k <= endB {
-					n := len(p.hits)
-					p.hits = c.hitsAt(nil, wh, i, k, p.hits)
-					for x := n; x < len(p.hits); x++ {
-						p.hits[x].pos -= a.start
-					}
-				}
-			}
-			p.ends[ki] = len(p.hits)
-		}
-	}
-	if pc.cur == nil || len(pc.cur) >= lineCacheSize {
-		pc.old, pc.cur = pc.cur, make(map[[2]*lineFacts]*pairFacts, lineCacheSize)
-	}
-	pc.cur[key] = p
-	a.f.next, a.f.nextPair = b.f.id, p
-	return p
+	return &cc.slots[h>>(64-crossCacheBits)]
 }
 
 // lineFacts is what the quick check finds in one line: its normalised
@@ -374,12 +357,7 @@ type lineFacts struct {
 	// not). A pointer: it keeps at most that line alive past the cache,
 	// and it the line after it, until this line is followed by another.
 	succ *lineFacts
-	// The pair this line last formed with the next line with words
-	// (pairOf): next is that line's id, not a pointer, so that no line
-	// the cache has let go is kept alive.
-	id       uint64 // unique within the checker, from 1
-	next     uint64
-	nextPair *pairFacts
+	id   uint64 // unique within the checker, from 1 (crossCache's keys)
 }
 
 // lineFactsOf finds the facts of one line as written (lineHits and

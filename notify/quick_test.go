@@ -59,8 +59,8 @@ func TestNegCacheRemembers(t *testing.T) {
 }
 
 // Another tenant's identifier split over lines is found by the quick
-// check, which finds the k-grams spanning two lines once per pair of lines
-// (pairCache), as by the digest check: over two lines, over three and more
+// check, which finds the k-grams leaving a line once per run of lines
+// (crossCache), as by the digest check: over two lines, over three and more
 // (a line shorter than the identifier), across empty lines, at the start
 // and the end of a segment, and again in later notices whose lines the
 // caches already hold.
