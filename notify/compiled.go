@@ -465,36 +465,31 @@ func (cp *compiler) typedArgs(n parse.Node, args []cexpr) ([]typedArg, bool) {
 				v, err := s(d)
 				return catalog.Arg{Value: v}, err
 			}
-		case e.typ == stringType:
-			rv := e.rv
-			f = func(d reflect.Value) (catalog.Arg, error) {
-				v, err := rv(d)
-				if err != nil {
-					return catalog.Arg{}, err
-				}
-				return catalog.Arg{Value: v.String()}, nil
-			}
-		case e.typ == intType || e.typ == int64Type || e.typ == int32Type:
-			rv := e.rv
-			f = func(d reflect.Value) (catalog.Arg, error) {
-				v, err := rv(d)
-				if err != nil {
-					return catalog.Arg{}, err
-				}
-				k := v.Int()
-				return catalog.Arg{Value: c.Number(k), Count: k, IsCount: true}, nil
-			}
 		default:
+			var write func(reflect.Value) catalog.Arg
+			switch e.typ {
+			case stringType:
+				write = func(v reflect.Value) catalog.Arg { return catalog.Arg{Value: v.String()} }
+			case intType, int64Type, int32Type:
+				write = func(v reflect.Value) catalog.Arg {
+					k := v.Int()
+					return catalog.Arg{Value: c.Number(k), Count: k, IsCount: true}
+				}
+			default:
+				write = func(v reflect.Value) catalog.Arg {
+					x := v.Interface()
+					a := catalog.Arg{Value: c.Value(x)}
+					a.Count, a.IsCount = catalog.AsCount(x)
+					return a
+				}
+			}
 			rv := e.rv
 			f = func(d reflect.Value) (catalog.Arg, error) {
 				v, err := rv(d)
 				if err != nil {
 					return catalog.Arg{}, err
 				}
-				x := v.Interface()
-				a := catalog.Arg{Value: c.Value(x)}
-				a.Count, a.IsCount = catalog.AsCount(x)
-				return a, nil
+				return write(v), nil
 			}
 		}
 		out = append(out, typedArg{*name.konst, f})
