@@ -4,6 +4,7 @@ package notify
 
 import (
 	"bytes"
+	"encoding/binary"
 	"html"
 	"io"
 	"iter"
@@ -100,6 +101,41 @@ func TestQPDecodedMatchesReader(t *testing.T) {
 	}
 	if accepted < 2000 {
 		t.Fatalf("only %d of 20000 inputs accepted: the test says little", accepted)
+	}
+}
+
+// TestQPSpecialWord holds qpSpecialWord to the byte table it reads a word
+// of at a time (tabs it leaves to the table): random words of the bytes at the edges (0x1f-0x21, 0x3c-
+// 0x3e, 0x7e-0x80, 0xfe, 0xff, tab) and of any byte.
+func TestQPSpecialWord(t *testing.T) {
+	edges := []byte{0x00, 0x09, 0x1f, 0x20, 0x21, 0x3c, '=', 0x3e, 0x7e, 0x7f, 0x80, 0xfe, 0xff, 'a', 'Z'}
+	r := rand.New(rand.NewPCG(8, 27))
+	special := 0
+	for i := range 200000 {
+		var b [8]byte
+		for k := range b {
+			if i%2 == 0 {
+				b[k] = edges[r.IntN(len(edges))]
+			} else {
+				b[k] = byte(r.IntN(256))
+			}
+			if i%5 == 0 && r.IntN(2) == 0 {
+				b[k] = 'a' + byte(r.IntN(26)) // mostly literal words
+			}
+		}
+		want := false // a tab is literal, but the word test leaves it to the table
+		for _, c := range b {
+			want = want || !qpLiteral[c] || c == '\t'
+		}
+		if got := qpSpecialWord(binary.LittleEndian.Uint64(b[:])); got != want {
+			t.Fatalf("% x: qpSpecialWord %v, the table says %v", b, got, want)
+		}
+		if want {
+			special++
+		}
+	}
+	if special < 1000 || special > 199000 {
+		t.Fatalf("%d of 200000 words special: the test says little", special)
 	}
 }
 

@@ -3,6 +3,7 @@ package notify
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"mime"
 	"net/textproto"
 	"slices"
@@ -359,6 +360,9 @@ func appendQPDecoded(dst, b []byte) ([]byte, bool) {
 		for i := 0; i < len(line); {
 			// A run of bytes that stand for themselves is copied whole.
 			j := i
+			for j+8 <= len(line) && !qpSpecialWord(binary.LittleEndian.Uint64(line[j:])) {
+				j += 8
+			}
 			for j < len(line) && qpLiteral[line[j]] {
 				j++
 			}
@@ -388,6 +392,19 @@ var qpLiteral = func() (t [256]bool) {
 	t[' '], t['\t'] = true, true
 	return t
 }()
+
+// qpSpecialWord says whether any of the eight bytes of x is not one
+// qpLiteral holds (a byte below 0x20, tabs included, one above 0x7e, or
+// '='): a run of literal bytes is skipped a word at a time, and the word
+// that holds a special byte is read a byte at a time.
+func qpSpecialWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (x - 0x20*ones) &^ x & highs
+	above := ((x + ones) | x) & highs // 0x7f and up; a carry comes only from 0xff, itself special
+	eq := x ^ '='*ones
+	equals := (eq - ones) &^ eq & highs
+	return below|above|equals != 0
+}
 
 func isUpperHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
 
