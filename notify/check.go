@@ -277,10 +277,7 @@ type wordLine struct {
 // most of its k-grams span three lines or more). The hits' order does not
 // matter: segmentInto sorts them.
 func (c *checker) crossLineHits(wh []uint64, lines []wordLine, hits []hit) []hit {
-	maxK := 0
-	for _, k := range c.ks {
-		maxK = max(maxK, k)
-	}
+	maxK := c.longestK()
 	for j := 0; j+1 < len(lines); j++ {
 		a := lines[j]
 		// The run: A's id, then the lines after it until they hold the
@@ -314,6 +311,15 @@ func (c *checker) crossLineHits(wh []uint64, lines []wordLine, hits []hit) []hit
 		}
 	}
 	return hits
+}
+
+// longestK is the length in words of the checker's longest k-gram.
+func (c *checker) longestK() int {
+	k := 0
+	for _, x := range c.ks {
+		k = max(k, x)
+	}
+	return k
 }
 
 // crossCache holds the hits of the k-grams that leave a line, by the run
@@ -688,10 +694,7 @@ var checkWindowBytes = 1 << 20
 // every k-gram that could mask its first one.
 func (c *checker) segmentInto(seg segment, self uint32, owner string, own numberSet, unitR, hitR *firstReasons) {
 	quick := c.quick
-	margin := 0
-	for _, k := range c.ks {
-		margin = max(margin, k-1)
-	}
+	margin := max(0, c.longestK()-1)
 	var seen map[digest]bool // standalone identifiers reported in this segment
 	textSeen := false        // one report per part: a quoted prompt has many shingles
 	// The window's first line: its byte offset, its index among the

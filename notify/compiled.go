@@ -270,7 +270,7 @@ func (cp *compiler) call(n parse.Node, fn string, argNodes []parse.Node, dot ref
 		if err != nil {
 			return cexpr{}, err
 		}
-		if typed, ok := cp.typedArgs(n, args[1:]); ok {
+		if typed, ok := cp.typedArgs(args[1:]); ok {
 			return cexpr{typ: stringType, str: func(d reflect.Value) (string, error) {
 				k, err := key(d)
 				if err != nil {
@@ -446,7 +446,7 @@ type typedArg struct {
 // (t then takes its arguments as any, as text/template gives them).
 // Types Value does not single out (named ones included: fmt may call
 // their methods) go through Value itself.
-func (cp *compiler) typedArgs(n parse.Node, args []cexpr) ([]typedArg, bool) {
+func (cp *compiler) typedArgs(args []cexpr) ([]typedArg, bool) {
 	if len(args)%2 != 0 {
 		return nil, false
 	}
@@ -476,12 +476,7 @@ func (cp *compiler) typedArgs(n parse.Node, args []cexpr) ([]typedArg, bool) {
 					return catalog.Arg{Value: c.Number(k), Count: k, IsCount: true}
 				}
 			default:
-				write = func(v reflect.Value) catalog.Arg {
-					x := v.Interface()
-					a := catalog.Arg{Value: c.Value(x)}
-					a.Count, a.IsCount = catalog.AsCount(x)
-					return a
-				}
+				write = func(v reflect.Value) catalog.Arg { return c.ArgOf(v.Interface()) }
 			}
 			rv := e.rv
 			f = func(d reflect.Value) (catalog.Arg, error) {

@@ -218,8 +218,8 @@ func (c *Catalog) T(key string, args ...any) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("catalogue %s: %s: argument name %v is not a string", c.Lang, key, args[i])
 		}
-		a := Arg{Name: name, Value: c.Value(args[i+1])}
-		a.Count, a.IsCount = asInt(args[i+1])
+		a := c.ArgOf(args[i+1])
+		a.Name = name
 		as = append(as, a)
 	}
 	return c.fillArgs(key, m, as)
@@ -369,9 +369,13 @@ func fill(lang, key, text string, vals values) (string, error) {
 	}
 }
 
-// AsCount says whether v is a count to T (an int, int32 or int64), and
-// which.
-func AsCount(v any) (int64, bool) { return asInt(v) }
+// ArgOf is v as T passes it to a message (its Name left to the caller):
+// written as Value writes it, and its count if it is one.
+func (c *Catalog) ArgOf(v any) Arg {
+	a := Arg{Value: c.Value(v)}
+	a.Count, a.IsCount = asInt(v)
+	return a
+}
 
 func asInt(v any) (int64, bool) {
 	switch x := v.(type) {
