@@ -76,7 +76,7 @@ func CheckCase(ctx context.Context, db *sql.DB, outbox string) (*CheckResult, er
 // as m is written, a piece at a time: at 10M requests a manifest is 1.6
 // GB, and both copies were held in memory at once.
 func sameAsWritten(path string, m *manifest) bool {
-	return sameAs(path, func(w io.Writer) error { m.writeTo(w); return nil })
+	return sameAs(path, m.writeTo)
 }
 
 // sameAs says whether the file at path holds what write writes, byte for
@@ -173,7 +173,7 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := m.texts.Err(); err != nil {
+	if err := m.readErr(); err != nil {
 		return nil, err
 	}
 	for i, name := range files {
@@ -206,10 +206,17 @@ type checker struct {
 	// the hits of each line are cached by the line's text.
 	quick bool
 	x     *hasher
-	ks    []int // every k to try: identifier and text lengths
-	lines map[string][]hit
-	units map[string][]unitInfo
-	norm  map[string]string
+	idsc  idScratch          // for lookups in an identifiers' table on disk
+	idc   map[digest][]idRec // their results lately (idsOf)
+	// own: the records of ownOf, the notice's owner, sorted by digest,
+	// when the table is on disk (loadOwn).
+	own       []idRec
+	ownOf     uint32
+	ownLoaded bool
+	ks        []int // every k to try: identifier and text lengths
+	lines     map[string][]hit
+	units     map[string][]unitInfo
+	norm      map[string]string
 
 	// A segment's words, their cheap hashes (quick), their lines, hits,
 	// mask, units and prose flags, and a line's word offsets and unit
@@ -469,7 +476,7 @@ func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
 	// The filters turn away most k-grams: one bit read instead of a
 	// probe of a map of millions of entries, or a block of the texts read.
 	if maybeID && (c.quick || c.m.ids.mayHold(d)) {
-		if len(c.m.ids.lookup(d)) > 0 {
+		if len(c.idsOf(d)) > 0 {
 			out = append(out, hit{pos: i, k: k, d: d})
 		}
 	}
@@ -647,6 +654,7 @@ func (c *checker) segmentReasons(segs []segment, owner string, own numberSet) []
 		}
 	}
 	self := c.m.ids.owner(owner)
+	c.loadOwn(self)
 	for _, seg := range segs {
 		var units, hits firstReasons
 		c.segmentInto(seg, self, owner, own, &units, &hits)
@@ -799,7 +807,7 @@ func (c *checker) segmentInto(seg segment, self uint32, owner string, own number
 			if h.text {
 				continue
 			}
-			for _, o := range c.m.ids.lookup(h.d) {
+			for _, o := range c.idsOf(h.d) {
 				if o.owner == self {
 					for j := h.pos; j < h.pos+h.k; j++ {
 						masked[j] = true
@@ -847,7 +855,7 @@ func (c *checker) segmentInto(seg segment, self uint32, owner string, own number
 			// (unitHits), except an all-number one in running text (the
 			// body, the subject): there any number that is not one the
 			// notice writes itself is a hit (ownnumbers.go).
-			if c.m.ids.isGeneric(h.d) {
+			if c.isGenericID(h.d) {
 				var hw []string
 				if quick {
 					hw = c.segWords(h.pos, h.k)
@@ -858,7 +866,7 @@ func (c *checker) segmentInto(seg segment, self uint32, owner string, own number
 					continue
 				}
 			}
-			for _, o := range c.m.ids.lookup(h.d) {
+			for _, o := range c.idsOf(h.d) {
 				if o.owner != self {
 					hitR.add(fmt.Sprintf("%s, word %d: another tenant's %s", seg.label, word0+h.pos+1, kindLabel(c.m.ids.kinds[o.kind])))
 					break
@@ -934,7 +942,7 @@ func (c *checker) lineUnits(line string) []unitInfo {
 		if !c.m.ids.mayHaveQuick(seqHashWords(w)) {
 			continue // not an identifier of the manifest
 		}
-		if d := c.x.kgram(w); c.m.ids.isGeneric(d) {
+		if d := c.x.kgram(w); c.isGenericID(d) {
 			us = append(us, unitInfo{d: d, numeric: vocabulary(nil).ordinary(w), token: u.token})
 		}
 	}
@@ -971,7 +979,7 @@ func (c *checker) unitHits(seg segment, units []unitInfo, owner string, seen map
 		}
 		foreign := ""
 		self := c.m.ids.owner(owner)
-		for _, o := range c.m.ids.lookup(u.d) {
+		for _, o := range c.idsOf(u.d) {
 			if o.owner == self {
 				foreign = ""
 				break
@@ -1022,7 +1030,7 @@ func (c *checker) appendQuickUnits(out []unitInfo, line string, lw []string, lwh
 			continue // not an identifier of the manifest
 		}
 		w := lw[i:j]
-		if d := c.x.kgram(w); c.m.ids.isGeneric(d) {
+		if d := c.x.kgram(w); c.isGenericID(d) {
 			out = append(out, unitInfo{d: d, numeric: vocabulary(nil).ordinary(w), token: sp.token})
 		}
 	}

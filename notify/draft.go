@@ -285,7 +285,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		return err
 	})
 	reqRows.close()
-	if err := errors.Join(err, files.close(), man.texts.Err()); err != nil {
+	if err := errors.Join(err, files.close(), man.readErr()); err != nil {
 		return nil, err
 	}
 	memwatch.Step(ctx, logger, "notify step", "step", "tenant notices drafted and checked", "notices", len(tenants))
@@ -330,7 +330,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	if why := strings.Join(newChecker(man).checkBuilt(reg.eml, &reg.spec, regulatorKey, regOwn), "; "); why != "" {
 		checked[reg.File] = why
 	}
-	if err := man.texts.Err(); err != nil {
+	if err := man.readErr(); err != nil {
 		return nil, err
 	}
 	man.notices[reg.File] = regulatorKey
@@ -635,6 +635,7 @@ func (wk *draftWorker) shed() {
 		wk.csv = csvScratch{}
 	}
 	wk.c.built.shed()
+	wk.c.shedOwn()
 	wk.render.shed()
 }
 

@@ -1,10 +1,12 @@
 package notify
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -39,6 +41,24 @@ type idTable struct {
 	// without the cheap hashes), as textSet's.
 	digestOnce sync.Once
 	digests    *bloom
+
+	// On disk (idspill.go), past idRun records: dir is where they go
+	// ("": kept in memory); runs and qf hold them until sealed, then file
+	// (n records, index: the first digest of every idBlock) does.
+	dir   string
+	runs  *recRuns
+	qf    *os.File
+	qw    *bufio.Writer
+	nq    int64
+	file  *os.File
+	n     int64
+	index []digest
+	// ofile: the same records in the manifest file's order, an owner's
+	// from osec[owner][0] to osec[owner][1] (ownRecords).
+	ofile *os.File
+	osec  [][2]int64
+	errMu sync.Mutex
+	err   error // a spill's or a read's, the first
 }
 
 // idRec is one identifier of one owner.
@@ -84,8 +104,14 @@ func (t *idTable) add(owner, kind string, k int, d digest, generic bool, q uint6
 	if t.fromClear {
 		t.qs = append(t.qs, q)
 	}
+	if t.dir != "" && len(t.recs) >= idRun {
+		return t.spill()
+	}
 	return nil
 }
+
+// onDisk says whether the records went to disk (idspill.go).
+func (t *idTable) onDisk() bool { return t.runs != nil || t.file != nil }
 
 func cmpRec(a, b idRec) int {
 	if c := cmpDigest(a.d, b.d); c != 0 {
@@ -98,14 +124,22 @@ func cmpRec(a, b idRec) int {
 }
 
 // seal sorts the records, drops repeats, and makes the index and filter;
-// nothing is added after. It may be called more than once.
-func (t *idTable) seal() {
+// nothing is added after. It may be called more than once, and returns
+// the first's error.
+func (t *idTable) seal() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.sealed {
-		return
+		return t.Err()
 	}
 	t.sealed = true
+	if t.onDisk() {
+		if err := t.sealDisk(); err != nil {
+			t.fail(err)
+			return t.Err()
+		}
+		return nil
+	}
 	if t.fromClear {
 		t.quick = newBloom(int64(len(t.qs)))
 		for _, q := range t.qs {
@@ -114,7 +148,7 @@ func (t *idTable) seal() {
 		t.qs = nil
 	}
 	slices.SortFunc(t.recs, cmpRec)
-	t.recs = slices.CompactFunc(t.recs, func(a, b idRec) bool { return cmpRec(a, b) == 0 })
+	t.recs = compactRecs(t.recs, cmpRec)
 	t.recs = slices.Clip(t.recs)
 	// A digest is generic for every owner when it is for one (its words
 	// are the same); the runs of a digest are counted on the way.
@@ -151,14 +185,20 @@ func (t *idTable) seal() {
 			}
 		}
 	}
+	return nil
 }
 
 func idKey(d digest) uint64 { return binary.LittleEndian.Uint64(d[:8]) }
 
-// lookup returns the records of digest d (none: not an identifier).
-func (t *idTable) lookup(d digest) []idRec {
+// lookup returns the records of digest d (none: not an identifier); sc is
+// the caller's scratch, which the result may be read from until the next
+// lookup with it.
+func (t *idTable) lookup(d digest, sc *idScratch) []idRec {
 	if t.distinct == 0 {
 		return nil
+	}
+	if t.file != nil {
+		return t.lookupDisk(d, sc)
 	}
 	mask := uint64(len(t.slots) - 1)
 	for s := idKey(d) >> t.shift; ; s = (s + 1) & mask {
@@ -181,16 +221,17 @@ func (t *idTable) lookup(d digest) []idRec {
 func (t *idTable) mayHold(d digest) bool {
 	t.digestOnce.Do(func() {
 		t.digests = newBloom(int64(t.distinct))
+		if t.file != nil {
+			if err := t.eachDisk(t.file, t.n, func(r idRec) error { t.digests.add(digestKey(r.d)); return nil }); err != nil {
+				t.fail(err)
+			}
+			return
+		}
 		for _, r := range t.recs {
 			t.digests.add(digestKey(r.d))
 		}
 	})
 	return t.digests.mayHave(digestKey(d))
-}
-
-func (t *idTable) isGeneric(d digest) bool {
-	r := t.lookup(d)
-	return len(r) > 0 && r[0].generic
 }
 
 // mayHaveQuick says whether a k-gram of cheap hash h may be an identifier
@@ -205,9 +246,9 @@ func (t *idTable) owner(key string) uint32 {
 	return ^uint32(0)
 }
 
-// byOwner returns the records' indexes in the manifest file's order:
-// owner key, kind, digest.
-func (t *idTable) byOwner() []uint32 {
+// ownerOrder is the manifest file's order of records: owner key, kind,
+// digest.
+func (t *idTable) ownerOrder() func(x, y idRec) int {
 	rank := func(names []string) []uint32 {
 		order := make([]int, len(names))
 		for i := range order {
@@ -221,12 +262,7 @@ func (t *idTable) byOwner() []uint32 {
 		return r
 	}
 	or, kr := rank(t.owners), rank(t.kinds)
-	perm := make([]uint32, len(t.recs))
-	for i := range perm {
-		perm[i] = uint32(i)
-	}
-	slices.SortFunc(perm, func(a, b uint32) int {
-		x, y := &t.recs[a], &t.recs[b]
+	return func(x, y idRec) int {
 		if c := cmp.Compare(or[x.owner], or[y.owner]); c != 0 {
 			return c
 		}
@@ -234,6 +270,24 @@ func (t *idTable) byOwner() []uint32 {
 			return c
 		}
 		return cmpDigest(x.d, y.d)
-	})
-	return perm
+	}
+}
+
+// byOwner calls f with the records in the manifest file's order.
+func (t *idTable) byOwner(f func(idRec) error) error {
+	if t.file != nil {
+		return t.eachDisk(t.ofile, t.n, f)
+	}
+	order := t.ownerOrder()
+	perm := make([]uint32, len(t.recs))
+	for i := range perm {
+		perm[i] = uint32(i)
+	}
+	slices.SortFunc(perm, func(a, b uint32) int { return order(t.recs[a], t.recs[b]) })
+	for _, i := range perm {
+		if err := f(t.recs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -29,57 +29,61 @@ func rebuild(t *testing.T, raw string, edit func(p *parsedMail)) []byte {
 }
 
 func TestCheckCatchesPlantedLeaks(t *testing.T) {
-	_, res := draftFixture(t)
-	gamma := noticeFor(t, res, "t-gamma").File
-	clean := readOutbox(t, res.Outbox, gamma)
-	tests := []struct {
-		name string
-		edit func(p *parsedMail)
-		want string
-	}{
-		{"tenant id in text", func(p *parsedMail) { p.text += "\nSee also T-Alpha.\n" }, "text/plain part, word"},
-		{"request id in attachment", func(p *parsedMail) { p.attachment += "r-a1,2026-09-01T10:00:00Z,exposed,confirmed\n" }, "another tenant's request id"},
-		{"trigger id of another tenant", func(p *parsedMail) { p.text += "\nrelated: r-d9\n" }, "another tenant's request id"},
-		{"name with accent in html", func(p *parsedMail) { p.html += "<p>Bêta&nbsp;Santé</p>" }, "another tenant's name"},
-		{"email in html attribute", func(p *parsedMail) { p.html += `<a href="mailto:legal@alpha.example">x</a>` }, "text/html part (markup)"},
-		{"email in subject", func(p *parsedMail) { p.subject += " (cc dpo@beta-sante.example)" }, "headers, word"},
-		{"id split by a tag", func(p *parsedMail) { p.html += "<p>t<b>-</b>delta</p>" }, "another tenant's tenant id"},
-		{"logged text fragment", func(p *parsedMail) { p.text += "\nQuote: Alpha confidential merger plan, with Globex numbers.\n" }, "logged text (prompt or response)"},
-		{"short logged text of another request", func(p *parsedMail) { p.attachment += "note: epsilon own words only here today\n" }, "logged text"},
-		{"directory-only tenant", func(p *parsedMail) { p.text += "\nUnused Ltd\n" }, "another tenant's name"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := os.WriteFile(filepath.Join(res.Outbox, gamma), rebuild(t, clean, tt.edit), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			got, err := Check(context.Background(), res.Outbox)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got.Failures) != 1 || got.Failures[0].File != gamma || !strings.Contains(got.Failures[0].Reason, tt.want) {
-				t.Fatalf("got %+v, want one failure of %s mentioning %q", got.Failures, gamma, tt.want)
-			}
-		})
-	}
-	// The untouched notice passes again: the check does not flag the
-	// tenant's own identifiers.
-	os.WriteFile(filepath.Join(res.Outbox, gamma), []byte(clean), 0o644)
-	if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
-		t.Fatalf("clean outbox fails: %+v", got.Failures)
-	}
+	idModes(t, func(t *testing.T) {
+		_, res := draftFixture(t)
+		gamma := noticeFor(t, res, "t-gamma").File
+		clean := readOutbox(t, res.Outbox, gamma)
+		tests := []struct {
+			name string
+			edit func(p *parsedMail)
+			want string
+		}{
+			{"tenant id in text", func(p *parsedMail) { p.text += "\nSee also T-Alpha.\n" }, "text/plain part, word"},
+			{"request id in attachment", func(p *parsedMail) { p.attachment += "r-a1,2026-09-01T10:00:00Z,exposed,confirmed\n" }, "another tenant's request id"},
+			{"trigger id of another tenant", func(p *parsedMail) { p.text += "\nrelated: r-d9\n" }, "another tenant's request id"},
+			{"name with accent in html", func(p *parsedMail) { p.html += "<p>Bêta&nbsp;Santé</p>" }, "another tenant's name"},
+			{"email in html attribute", func(p *parsedMail) { p.html += `<a href="mailto:legal@alpha.example">x</a>` }, "text/html part (markup)"},
+			{"email in subject", func(p *parsedMail) { p.subject += " (cc dpo@beta-sante.example)" }, "headers, word"},
+			{"id split by a tag", func(p *parsedMail) { p.html += "<p>t<b>-</b>delta</p>" }, "another tenant's tenant id"},
+			{"logged text fragment", func(p *parsedMail) { p.text += "\nQuote: Alpha confidential merger plan, with Globex numbers.\n" }, "logged text (prompt or response)"},
+			{"short logged text of another request", func(p *parsedMail) { p.attachment += "note: epsilon own words only here today\n" }, "logged text"},
+			{"directory-only tenant", func(p *parsedMail) { p.text += "\nUnused Ltd\n" }, "another tenant's name"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if err := os.WriteFile(filepath.Join(res.Outbox, gamma), rebuild(t, clean, tt.edit), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				got, err := Check(context.Background(), res.Outbox)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got.Failures) != 1 || got.Failures[0].File != gamma || !strings.Contains(got.Failures[0].Reason, tt.want) {
+					t.Fatalf("got %+v, want one failure of %s mentioning %q", got.Failures, gamma, tt.want)
+				}
+			})
+		}
+		// The untouched notice passes again: the check does not flag the
+		// tenant's own identifiers.
+		os.WriteFile(filepath.Join(res.Outbox, gamma), []byte(clean), 0o644)
+		if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
+			t.Fatalf("clean outbox fails: %+v", got.Failures)
+		}
+	})
 }
 
 func TestCheckOwnIdentifiersAreNotLeaks(t *testing.T) {
-	_, res := draftFixture(t)
-	gamma := noticeFor(t, res, "t-gamma").File
-	clean := readOutbox(t, res.Outbox, gamma)
-	// Gamma's own id, name and request ids may appear in its own notice.
-	edited := rebuild(t, clean, func(p *parsedMail) { p.text += "\nt-gamma Gamma Games r-g1 r-g2 security@gamma.example\n" })
-	os.WriteFile(filepath.Join(res.Outbox, gamma), edited, 0o644)
-	if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
-		t.Fatalf("own identifiers flagged: %+v", got.Failures)
-	}
+	idModes(t, func(t *testing.T) {
+		_, res := draftFixture(t)
+		gamma := noticeFor(t, res, "t-gamma").File
+		clean := readOutbox(t, res.Outbox, gamma)
+		// Gamma's own id, name and request ids may appear in its own notice.
+		edited := rebuild(t, clean, func(p *parsedMail) { p.text += "\nt-gamma Gamma Games r-g1 r-g2 security@gamma.example\n" })
+		os.WriteFile(filepath.Join(res.Outbox, gamma), edited, 0o644)
+		if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
+			t.Fatalf("own identifiers flagged: %+v", got.Failures)
+		}
+	})
 }
 
 func TestCheckOutboxIntegrity(t *testing.T) {
@@ -108,40 +112,42 @@ func TestCheckOutboxIntegrity(t *testing.T) {
 // notice but that tenant's own: blocked notices are never sent, and the
 // reason says why.
 func TestDraftBlocksLeakingNotice(t *testing.T) {
-	db, dir := openFixture(t)
-	inc := testIncident(t, "notices: {en: {measures_taken: [\"asked Alpha Analytics to help\"]}, fr: {measures_taken: [\"aide demandée à Alpha Analytics\"]}}\n")
-	res, err := Draft(context.Background(), db, nil, inc, dir, filepath.Join(t.TempDir(), "outbox"), testAsOf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := noticeFor(t, res, "t-alpha"); a.Status != StatusReady {
-		t.Errorf("alpha's own name blocks its own notice: %q", a.Reason)
-	}
-	for _, tenant := range []string{"t-gamma", "t-zeta", ""} {
-		n := noticeFor(t, res, tenant)
-		if n.Status != StatusBlocked || !strings.Contains(n.Reason, "another tenant's name") {
-			t.Errorf("%s: %s %q", n.File, n.Status, n.Reason)
+	idModes(t, func(t *testing.T) {
+		db, dir := openFixture(t)
+		inc := testIncident(t, "notices: {en: {measures_taken: [\"asked Alpha Analytics to help\"]}, fr: {measures_taken: [\"aide demandée à Alpha Analytics\"]}}\n")
+		res, err := Draft(context.Background(), db, nil, inc, dir, filepath.Join(t.TempDir(), "outbox"), testAsOf)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if z := noticeFor(t, res, "t-zeta"); !strings.Contains(z.Reason, "also cannot notify: not in the tenant directory") {
-		t.Errorf("zeta loses its cannot-notify reason: %q", z.Reason)
-	}
-	if res.Blocked != 7 || res.Ready != 1 {
-		t.Errorf("blocked %d ready %d", res.Blocked, res.Ready)
-	}
-	var status, reason string
-	db.QueryRow(`SELECT status, reason FROM notices WHERE tenant_id = 't-gamma'`).Scan(&status, &reason)
-	if status != StatusBlocked || reason != noticeFor(t, res, "t-gamma").Reason {
-		t.Errorf("notices table: %s %q", status, reason)
-	}
-	// Send only ever considers ready notices.
-	sr, err := Send(context.Background(), db, nil, res.Outbox, SendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sr.DryRun != 1 {
-		t.Errorf("dry run would send %d, want 1", sr.DryRun)
-	}
+		if a := noticeFor(t, res, "t-alpha"); a.Status != StatusReady {
+			t.Errorf("alpha's own name blocks its own notice: %q", a.Reason)
+		}
+		for _, tenant := range []string{"t-gamma", "t-zeta", ""} {
+			n := noticeFor(t, res, tenant)
+			if n.Status != StatusBlocked || !strings.Contains(n.Reason, "another tenant's name") {
+				t.Errorf("%s: %s %q", n.File, n.Status, n.Reason)
+			}
+		}
+		if z := noticeFor(t, res, "t-zeta"); !strings.Contains(z.Reason, "also cannot notify: not in the tenant directory") {
+			t.Errorf("zeta loses its cannot-notify reason: %q", z.Reason)
+		}
+		if res.Blocked != 7 || res.Ready != 1 {
+			t.Errorf("blocked %d ready %d", res.Blocked, res.Ready)
+		}
+		var status, reason string
+		db.QueryRow(`SELECT status, reason FROM notices WHERE tenant_id = 't-gamma'`).Scan(&status, &reason)
+		if status != StatusBlocked || reason != noticeFor(t, res, "t-gamma").Reason {
+			t.Errorf("notices table: %s %q", status, reason)
+		}
+		// Send only ever considers ready notices.
+		sr, err := Send(context.Background(), db, nil, res.Outbox, SendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sr.DryRun != 1 {
+			t.Errorf("dry run would send %d, want 1", sr.DryRun)
+		}
+	})
 }
 
 // A long logged text keeps winnowed shingles only, yet any 13-word run of

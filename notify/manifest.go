@@ -127,8 +127,15 @@ func (m *manifest) sealTexts(path string) error {
 	return err
 }
 
-// close closes the manifest's texts file.
-func (m *manifest) close() error { return m.texts.close() }
+// close closes the manifest's texts file and removes its identifiers'.
+func (m *manifest) close() error {
+	m.ids.close()
+	return m.texts.close()
+}
+
+// readErr is the first error reading the texts file or the identifiers'
+// met by a check: its result is not to be trusted then.
+func (m *manifest) readErr() error { return errors.Join(m.texts.Err(), m.ids.Err()) }
 
 func addK(ks []int, k int) []int {
 	for _, v := range ks {
@@ -151,15 +158,14 @@ func (m *manifest) write(path string) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	m.writeTo(w)
-	if err := w.Flush(); err != nil {
+	if err := errors.Join(m.writeTo(w), w.Flush()); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
 }
 
-func (m *manifest) writeTo(w io.Writer) {
+func (m *manifest) writeTo(w io.Writer) error {
 	// Appended to one buffer, not printed line by line: a manifest of
 	// 100,000 notices has about a million lines.
 	b := make([]byte, 0, 1<<16)
@@ -186,9 +192,10 @@ func (m *manifest) writeTo(w io.Writer) {
 		b = append(b, '\n')
 		flush()
 	}
-	m.ids.seal()
-	for _, i := range m.ids.byOwner() {
-		e := &m.ids.recs[i]
+	if err := m.ids.seal(); err != nil {
+		return err
+	}
+	err := m.ids.byOwner(func(e idRec) error {
 		scope := "words"
 		if e.generic {
 			scope = "unit"
@@ -205,6 +212,10 @@ func (m *manifest) writeTo(w io.Writer) {
 		b = append(b, scope...)
 		b = append(b, '\n')
 		flush()
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// The texts' k-gram lengths, so the check knows which k to try, and
 	// their file (texts.go): its shingles and SHA-256.
@@ -214,7 +225,8 @@ func (m *manifest) writeTo(w io.Writer) {
 	b = append(b, ' ')
 	b = hex.AppendEncode(b, m.texts.sum[:])
 	b = append(b, '\n')
-	w.Write(b)
+	_, err = w.Write(b)
+	return err
 }
 
 func joinInts(ks []int) string {
@@ -263,6 +275,14 @@ func readManifest(ctx context.Context, path string) (*manifest, error) {
 func parseManifest(ctx context.Context, f io.Reader, path string, texts func(n int64, sum [sha256.Size]byte) (*textSet, error)) (*manifest, error) {
 	m := newManifest()
 	m.ids.fromClear = false // digests only: the check hashes every k-gram with SHA-256
+	m.ids.dir = filepath.Dir(path)
+	// Its identifiers' files go on any error.
+	kept := false
+	defer func() {
+		if !kept {
+			m.ids.close()
+		}
+	}()
 	var (
 		textsN    int64
 		textsSum  [sha256.Size]byte
@@ -364,7 +384,9 @@ func parseManifest(ctx context.Context, f io.Reader, path string, texts func(n i
 	if !textsSeen {
 		return nil, fmt.Errorf("%s: no texts record", filepath.Base(path))
 	}
-	m.ids.seal()
+	if err := m.ids.seal(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -373,6 +395,7 @@ func parseManifest(ctx context.Context, f io.Reader, path string, texts func(n i
 		return nil, err
 	}
 	sort.Strings(m.files)
+	kept = true
 	return m, nil
 }
 
@@ -385,6 +408,14 @@ func parseManifest(ctx context.Context, f io.Reader, path string, texts func(n i
 func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest, error) {
 	m := newManifest()
 	m.textb.dir = filepath.Dir(textsPath)
+	m.ids.dir = m.textb.dir
+	// Its identifiers' files go on any error.
+	kept := false
+	defer func() {
+		if !kept {
+			m.ids.close()
+		}
+	}()
 	var provider []string
 	if err := eachRow(ctx, db, "notify_provider_identity", func(rows *sql.Rows) error {
 		var v string
@@ -418,7 +449,9 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 	if addErr != nil {
 		return nil, addErr
 	}
-	m.ids.seal()
+	if err := m.ids.seal(); err != nil {
+		return nil, err
+	}
 	// The texts are read on one goroutine, cut into shingles and hashed
 	// (SHA-256 of each: at 10M requests 37 million) on one per CPU, and
 	// given to the builder here, in any order: the file is sorted.
@@ -469,6 +502,7 @@ func buildManifest(ctx context.Context, db *sql.DB, textsPath string) (*manifest
 	if err := m.sealTexts(textsPath); err != nil {
 		return nil, err
 	}
+	kept = true
 	return m, nil
 }
 
