@@ -17,7 +17,8 @@ import (
 // of their cheap hashes. Held as maps of slices (a map entry, a slice of
 // owners, an entry in the owner's list, a slot of an exact set of cheap
 // hashes) they took about 170 bytes each: 0.3 GB at 10M requests, where
-// the case names 1.85 million request ids.
+// the case names 1.85 million request ids. Past idRun records they go to
+// disk (idspill.go).
 type idTable struct {
 	recs    []idRec
 	qs      []uint64 // the records' cheap hashes, until sealed

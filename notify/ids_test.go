@@ -204,3 +204,23 @@ func TestIdentifiersOnDiskDraftTheSameOutbox(t *testing.T) {
 		t.Errorf("%d files after the check, %d before", len(left), len(b))
 	}
 }
+
+// A table's files go to the system's temporary directory when the
+// outbox's refuses them (an outbox checked where it lies, read-only).
+func TestCreateTempInFallsBack(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	f, err := createTempIn(filepath.Join(t.TempDir(), "missing"), ".isolation-ids-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if filepath.Dir(f.Name()) != tmp {
+		t.Fatalf("created %s, want it in %s", f.Name(), tmp)
+	}
+	dir := t.TempDir()
+	if f, err = createTempIn(dir, ".isolation-ids-*"); err != nil || filepath.Dir(f.Name()) != dir {
+		t.Fatalf("%v, %v: want a file in %s", f, err, dir)
+	}
+	f.Close()
+}
