@@ -66,11 +66,7 @@ func TestGenericNamesStillCaughtWhereIdentifiersAppear(t *testing.T) {
 	res, _ := genericFixture(t)
 	gamma := noticeFor(t, res, "t-gamma").File
 	clean := readOutbox(t, res.Outbox, gamma)
-	tests := []struct {
-		name string
-		edit func(p *parsedMail)
-		want string
-	}{
+	checkPlanted(t, res.Outbox, gamma, clean, []plantedLeak{
 		{"generic tenant id in attachment row", func(p *parsedMail) { p.attachment += "2026,2026-09-01T10:00:00Z,exposed,confirmed\n" }, "another tenant's tenant id"},
 		{"generic name in a list", func(p *parsedMail) { p.text += "\nCustomers concerned:\n- Security\n- Gamma Games\n" }, "another tenant's name"},
 		{"generic name in html list", func(p *parsedMail) { p.html += "<ul><li>Data</li></ul>" }, "another tenant's name"},
@@ -79,25 +75,10 @@ func TestGenericNamesStillCaughtWhereIdentifiersAppear(t *testing.T) {
 		{"other tenant's request id", func(p *parsedMail) { p.text += "\nrelated: r-a1\n" }, "another tenant's request id"},
 		{"other tenant's text", func(p *parsedMail) { p.text += "\nQuote: Alpha confidential merger plan, with Globex numbers.\n" }, "logged text"},
 		{"other tenant's non-generic name", func(p *parsedMail) { p.text += "\nBêta Santé\n" }, "another tenant's name"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := os.WriteFile(filepath.Join(res.Outbox, gamma), rebuild(t, clean, tt.edit), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			got, err := Check(context.Background(), res.Outbox)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got.Failures) != 1 || got.Failures[0].File != gamma || !strings.Contains(got.Failures[0].Reason, tt.want) {
-				t.Fatalf("got %+v, want one failure of %s mentioning %q", got.Failures, gamma, tt.want)
-			}
-		})
-	}
+	})
 	// The Security tenant's own notice may name it.
 	own := noticeFor(t, res, "2026").File
 	ownRaw := readOutbox(t, res.Outbox, own)
-	os.WriteFile(filepath.Join(res.Outbox, gamma), []byte(clean), 0o644)
 	os.WriteFile(filepath.Join(res.Outbox, own), rebuild(t, ownRaw, func(p *parsedMail) {
 		p.text += "\nCustomer:\n- Security\n- 2026\n"
 		p.attachment += "2026,2026-09-01T10:00:00Z,exposed,confirmed\n"

@@ -151,8 +151,9 @@ func (s *recRuns) each(f func(idRec) error) error {
 	}
 }
 
-// recMerge reads sorted runs of records in order, each record once (the
-// texts' merge, for records).
+// recMerge reads sorted runs of records in order, each record once. It is
+// the texts' merge (texts.go) for records in an order given as a function;
+// the texts' compares inline, as it must for 458 million entries at 100M.
 type recMerge struct {
 	cmp   func(a, b idRec) int
 	files []*os.File

@@ -28,16 +28,44 @@ func rebuild(t *testing.T, raw string, edit func(p *parsedMail)) []byte {
 		Attachment: &attachment{Name: p.attachmentName, ContentType: "text/csv; charset=utf-8", Data: []byte(p.attachment)}})
 }
 
+// plantedLeak is an edit of a clean notice, and what the check must say
+// of it.
+type plantedLeak struct {
+	name string
+	edit func(p *parsedMail)
+	want string
+}
+
+// checkPlanted plants each leak alone in the outbox's file (clean: its
+// content), checks the outbox each time: one failure, of that file,
+// mentioning the leak's want, and puts the clean file back.
+func checkPlanted(t *testing.T, outbox, file, clean string, leaks []plantedLeak) {
+	t.Helper()
+	for _, tt := range leaks {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(outbox, file), rebuild(t, clean, tt.edit), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Check(context.Background(), outbox)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Failures) != 1 || got.Failures[0].File != file || !strings.Contains(got.Failures[0].Reason, tt.want) {
+				t.Fatalf("got %+v, want one failure of %s mentioning %q", got.Failures, file, tt.want)
+			}
+		})
+	}
+	if err := os.WriteFile(filepath.Join(outbox, file), []byte(clean), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCheckCatchesPlantedLeaks(t *testing.T) {
 	idModes(t, func(t *testing.T) {
 		_, res := draftFixture(t)
 		gamma := noticeFor(t, res, "t-gamma").File
 		clean := readOutbox(t, res.Outbox, gamma)
-		tests := []struct {
-			name string
-			edit func(p *parsedMail)
-			want string
-		}{
+		checkPlanted(t, res.Outbox, gamma, clean, []plantedLeak{
 			{"tenant id in text", func(p *parsedMail) { p.text += "\nSee also T-Alpha.\n" }, "text/plain part, word"},
 			{"request id in attachment", func(p *parsedMail) { p.attachment += "r-a1,2026-09-01T10:00:00Z,exposed,confirmed\n" }, "another tenant's request id"},
 			{"trigger id of another tenant", func(p *parsedMail) { p.text += "\nrelated: r-d9\n" }, "another tenant's request id"},
@@ -48,24 +76,9 @@ func TestCheckCatchesPlantedLeaks(t *testing.T) {
 			{"logged text fragment", func(p *parsedMail) { p.text += "\nQuote: Alpha confidential merger plan, with Globex numbers.\n" }, "logged text (prompt or response)"},
 			{"short logged text of another request", func(p *parsedMail) { p.attachment += "note: epsilon own words only here today\n" }, "logged text"},
 			{"directory-only tenant", func(p *parsedMail) { p.text += "\nUnused Ltd\n" }, "another tenant's name"},
-		}
-		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				if err := os.WriteFile(filepath.Join(res.Outbox, gamma), rebuild(t, clean, tt.edit), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				got, err := Check(context.Background(), res.Outbox)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got.Failures) != 1 || got.Failures[0].File != gamma || !strings.Contains(got.Failures[0].Reason, tt.want) {
-					t.Fatalf("got %+v, want one failure of %s mentioning %q", got.Failures, gamma, tt.want)
-				}
-			})
-		}
+		})
 		// The untouched notice passes again: the check does not flag the
 		// tenant's own identifiers.
-		os.WriteFile(filepath.Join(res.Outbox, gamma), []byte(clean), 0o644)
 		if got, _ := Check(context.Background(), res.Outbox); len(got.Failures) != 0 {
 			t.Fatalf("clean outbox fails: %+v", got.Failures)
 		}
