@@ -667,7 +667,7 @@ func prepareOutbox(outbox string) (map[string]bool, error) {
 		case strings.HasSuffix(n, ".eml") && e.Type().IsRegular():
 			earlier[n] = true
 		case strings.HasSuffix(n, ".eml") || n == IndexName || n == manifestName || n == textsName ||
-			strings.HasPrefix(n, ".isolation-texts-"): // a draft's spilled runs, left by a crash
+			strings.HasPrefix(n, ".isolation-texts-") || strings.HasPrefix(n, ".isolation-ids-"): // a draft's spilled files, left by a crash
 			if err := os.Remove(filepath.Join(outbox, n)); err != nil {
 				return nil, fmt.Errorf("outbox: %w", err)
 			}

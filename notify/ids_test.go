@@ -224,3 +224,20 @@ func TestCreateTempInFallsBack(t *testing.T) {
 	}
 	f.Close()
 }
+
+// A draft stopped hard leaves its spilled files in the outbox: the next
+// draft removes them, and nothing else hidden there.
+func TestPrepareOutboxRemovesCrashLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	left := []string{".isolation-texts-run-1", ".isolation-texts-draft", ".isolation-ids-run-2", ".isolation-ids-owners-3", ".isolation-ids-quick-4"}
+	for _, n := range append(slices.Clone(left), ".keep") {
+		writeFile(t, dir, n, "x")
+	}
+	if _, err := prepareOutbox(dir); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != ".keep" {
+		t.Fatalf("left: %v", entries)
+	}
+}
