@@ -56,10 +56,11 @@ type idTable struct {
 	index []digest
 	// ofile: the same records in the manifest file's order, an owner's
 	// from osec[owner][0] to osec[owner][1] (ownRecords).
-	ofile *os.File
-	osec  [][2]int64
-	errMu sync.Mutex
-	err   error // a spill's or a read's, the first
+	ofile    *os.File
+	osec     [][2]int64
+	errMu    sync.Mutex
+	err      error // a spill's or a read's, the first
+	spillErr error // a spill's, read without the lock by add
 }
 
 // idRec is one identifier of one owner.
@@ -76,6 +77,9 @@ type idRec struct {
 func (t *idTable) add(owner, kind string, k int, d digest, generic bool, q uint64) error {
 	if t.sealed {
 		panic("notify: an identifier added to a sealed manifest")
+	}
+	if t.spillErr != nil {
+		return t.spillErr
 	}
 	if k > 1<<16-1 {
 		return fmt.Errorf("an identifier of %d words", k)

@@ -241,3 +241,32 @@ func TestPrepareOutboxRemovesCrashLeftovers(t *testing.T) {
 		t.Fatalf("left: %v", entries)
 	}
 }
+
+// A spill that fails (no folder can take the runs) is an error of the add
+// that met it, of every add after it, and of the seal, and leaves no file.
+func TestIDTableSpillFails(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	t.Setenv("TMPDIR", missing)
+	defer func(was int) { idRun = was }(idRun)
+	idRun = 4
+	tb := idTable{dir: missing, fromClear: true}
+	x := newHasher()
+	var errs int
+	for i := range 10 {
+		w := []string{"r", fmt.Sprint(i)}
+		err := tb.add("owner", "request_id", 2, x.kgram(w), false, seqHashWords(w))
+		if (err != nil) != (i >= idRun-1) {
+			t.Fatalf("add %d: %v", i, err)
+		}
+		if err != nil {
+			errs++
+		}
+	}
+	if len(tb.recs) != idRun { // not appended to, nor sorted again
+		t.Fatalf("%d records held after the failed spill", len(tb.recs))
+	}
+	if err := tb.seal(); err == nil || errs != 7 {
+		t.Fatalf("seal: %v after %d failed adds", err, errs)
+	}
+	tb.close()
+}

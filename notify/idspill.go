@@ -230,7 +230,19 @@ func (m *recMerge) pop() (idRec, error) {
 }
 
 // spill sends the records held in memory, and their cheap hashes, to disk.
+// Its error is kept: the next add returns it instead of sorting the
+// records again (a full disk).
 func (t *idTable) spill() error {
+	if t.spillErr != nil {
+		return t.spillErr
+	}
+	if t.spillErr = t.spillOnce(); t.spillErr != nil {
+		t.fail(t.spillErr)
+	}
+	return t.spillErr
+}
+
+func (t *idTable) spillOnce() error {
 	if t.runs == nil {
 		t.runs = &recRuns{dir: t.dir, cmp: cmpRec}
 	}
