@@ -101,3 +101,31 @@ func TestQuickCheckFindsIdentifiersAcrossLines(t *testing.T) {
 		}
 	}
 }
+
+// A texts file's quick filter, filled on a goroutine of its own in
+// batches, holds every shingle's cheap hash: none, less than a batch, and
+// several batches with a part of one left.
+func TestTextsQuickFilterHoldsEveryShingle(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 17, 3*bloomBatch + 17} {
+		var b textBuilder
+		var qs []uint64
+		for range n {
+			e := textEntry{r.Uint64(), r.Uint64(), r.Uint64()}
+			b.addEntry(e)
+			qs = append(qs, e.q)
+		}
+		ts, err := b.finish("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts.n != int64(n) {
+			t.Fatalf("n=%d: %d shingles", n, ts.n)
+		}
+		for i, q := range qs {
+			if !ts.quick.mayHave(q) {
+				t.Fatalf("n=%d: shingle %d's cheap hash turned away", n, i)
+			}
+		}
+	}
+}
