@@ -214,9 +214,14 @@ type checker struct {
 	ownOf     uint32
 	ownLoaded bool
 	ks        []int // every k to try: identifier and text lengths
-	lines     map[string][]hit
-	units     map[string][]unitInfo
-	norm      map[string]string
+	// textK, idK: the k-gram lengths of the texts and of the identifiers
+	// (kBit), so that a k-gram is tested only against a set that has
+	// k-grams of its length: at 10M requests the texts' quick filter is
+	// 128 MiB, a cache miss each.
+	textK, idK uint64
+	lines      map[string][]hit
+	units      map[string][]unitInfo
+	norm       map[string]string
 
 	// A segment's words, their cheap hashes (quick), their lines, hits,
 	// mask, units and prose flags, and a line's word offsets and unit
@@ -442,25 +447,32 @@ func newCheckerQuick(m *manifest, quick bool) *checker {
 	m.ids.seal()
 	for _, k := range m.ids.ks {
 		c.ks = addK(c.ks, k)
+		c.idK |= kBit(k)
 	}
 	for _, k := range m.textKs {
 		c.ks = addK(c.ks, k)
+		c.textK |= kBit(k)
 	}
 	return c
 }
+
+// kBit is k's bit in a set of k-gram lengths; every k from 63 up shares
+// the last one.
+func kBit(k int) uint64 { return 1 << min(k, 63) }
 
 // hitsAt tests the k-gram w[i:i+k] against the manifest; wh is w's cheap
 // word hashes when the manifest has a quick set. With the quick set, w nil
 // is the words of the segment being checked (segWords): they are read only
 // for the rare k-gram whose cheap hash is in the set.
 func (c *checker) hitsAt(w []string, wh []uint64, i, k int, out []hit) []hit {
-	maybeText, maybeID := true, true
+	maybeText, maybeID := c.textK&kBit(k) != 0, c.idK&kBit(k) != 0
 	if c.quick {
 		h := seqHash(wh[i : i+k])
 		if c.neg.known(h) {
 			return out
 		}
-		maybeText, maybeID = c.m.texts.mayHaveQuick(h), c.m.ids.mayHaveQuick(h)
+		maybeText = maybeText && c.m.texts.mayHaveQuick(h)
+		maybeID = maybeID && c.m.ids.mayHaveQuick(h)
 		if !maybeText && !maybeID {
 			c.neg.add(h)
 			return out // not a k-gram of the manifest: no SHA-256, no probe
