@@ -19,9 +19,11 @@ import (
 // (texts.go): the records are sorted in runs of idRun spilled beside the
 // outbox, merged when sealed into one file sorted by digest, and read a
 // block at a time by lookup; in memory stay the owners and kinds, a sparse
-// index (one digest per idBlock records) and the two filters. The manifest
-// file's order (owner, kind, digest) is sorted from that file the same way
-// when it is written.
+// index (one digest per idBlock records) and the two filters. A second
+// file, sorted from the first the same way, holds the records in the
+// manifest file's order (owner, kind, digest): the manifest is written
+// from it, and a notice's check reads its owner's records from it at once
+// (loadOwn).
 
 // idRun is the records an idTable holds in memory (24 bytes each, and 8
 // of cheap hash: 64 MiB, as many entries as a texts run) and the size of a
