@@ -73,7 +73,6 @@ func (b *bloom) mayHave(h uint64) bool {
 // filter is the same in any order (bits are only set); wait returns once
 // every hash is in.
 type bloomFiller struct {
-	b             *bloom
 	batches, free chan []uint64
 	done          chan struct{}
 	cur           []uint64
@@ -82,7 +81,7 @@ type bloomFiller struct {
 const bloomBatch = 1 << 15
 
 func newBloomFiller(b *bloom) *bloomFiller {
-	f := &bloomFiller{b: b, batches: make(chan []uint64, 2), free: make(chan []uint64, 3), done: make(chan struct{})}
+	f := &bloomFiller{batches: make(chan []uint64, 2), free: make(chan []uint64, 3), done: make(chan struct{})}
 	for range 2 {
 		f.free <- make([]uint64, 0, bloomBatch)
 	}
