@@ -225,13 +225,7 @@ func (t *idTable) lookup(d digest, sc *idScratch) []idRec {
 // word read instead of a probe of the index for almost every k-gram.
 func (t *idTable) mayHold(d digest) bool {
 	t.digestOnce.Do(func() {
-		t.digests = newBloom(int64(t.distinct))
-		if t.file != nil {
-			if err := t.eachDisk(t.file, t.n, func(r idRec) error { t.digests.add(digestKey(r.d)); return nil }); err != nil {
-				t.fail(err)
-			}
-			return
-		}
+		t.digests = newBloom(int64(t.distinct)) // on disk: made when sealed
 		for _, r := range t.recs {
 			t.digests.add(digestKey(r.d))
 		}

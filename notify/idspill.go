@@ -309,6 +309,16 @@ func (t *idTable) sealDisk() error {
 	}
 	t.file = f
 	w := bufio.NewWriterSize(f, 1<<20)
+	// The digest filter is filled here, in the digests' order, rather
+	// than from the file read back when first asked (mayHold): every
+	// lookup on disk asks it. Sized by the records, a bound of the
+	// digests.
+	var recs int64
+	for _, n := range t.runs.lens {
+		recs += n
+	}
+	t.digests = newBloom(recs)
+	t.digestOnce.Do(func() {})
 	var group []idRec
 	var b [idRecSize]byte
 	flush := func() {
@@ -322,6 +332,7 @@ func (t *idTable) sealDisk() error {
 				t.index = append(t.index, r.d)
 			}
 			t.n++
+			t.digests.add(digestKey(r.d))
 			putRec(b[:], r)
 			w.Write(b[:])
 		}
