@@ -319,6 +319,12 @@ func (t *idTable) sealDisk() error {
 	}
 	t.digests = newBloom(recs)
 	t.digestOnce.Do(func() {})
+	// The records as written go to runs in the manifest file's order too
+	// (writeOwners), without the file read back.
+	owners := &recRuns{dir: t.dir, cmp: t.ownerOrder()}
+	defer owners.remove()
+	obuf := make([]idRec, 0, min(int64(idRun), recs))
+	var ownErr error
 	var group []idRec
 	var b [idRecSize]byte
 	flush := func() {
@@ -335,6 +341,10 @@ func (t *idTable) sealDisk() error {
 			t.digests.add(digestKey(r.d))
 			putRec(b[:], r)
 			w.Write(b[:])
+			if obuf = append(obuf, r); len(obuf) == idRun && ownErr == nil {
+				ownErr = owners.spill(obuf)
+				obuf = obuf[:0]
+			}
 		}
 		t.distinct++
 		if gen {
@@ -354,10 +364,14 @@ func (t *idTable) sealDisk() error {
 		flush()
 	}
 	t.runs = nil
-	if err = errors.Join(err, w.Flush()); err != nil {
+	if err == nil && ownErr == nil && len(obuf) > 0 {
+		ownErr = owners.spill(obuf)
+	}
+	obuf = nil
+	if err = errors.Join(err, ownErr, w.Flush()); err != nil {
 		return fmt.Errorf("identifiers: %w", err)
 	}
-	return t.sortByOwner()
+	return t.writeOwners(owners)
 }
 
 // idScratch is a checker's buffers for lookups in a table on disk.
@@ -412,29 +426,10 @@ func eachRecord(r io.Reader, n int64, f func(idRec) error) error {
 	return nil
 }
 
-// sortByOwner writes the table's records again in the manifest file's
-// order (sorted in runs of idRun), to ofile, and notes each owner's part.
-func (t *idTable) sortByOwner() error {
-	runs := &recRuns{dir: t.dir, cmp: t.ownerOrder()}
-	defer runs.remove()
-	buf := make([]idRec, 0, min(int64(idRun), t.n))
-	err := t.eachDisk(t.file, t.n, func(r idRec) error {
-		buf = append(buf, r)
-		if len(buf) == idRun {
-			if err := runs.spill(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
-		return nil
-	})
-	if err == nil && len(buf) > 0 {
-		err = runs.spill(buf)
-	}
-	buf = nil
-	if err != nil {
-		return fmt.Errorf("identifiers: %w", err)
-	}
+// writeOwners merges runs (the records in the manifest file's order) into
+// ofile, and notes each owner's part.
+func (t *idTable) writeOwners(runs *recRuns) error {
+	var err error
 	if t.ofile, err = createTempIn(t.dir, ".isolation-ids-owners-*"); err != nil {
 		return fmt.Errorf("identifiers: %w", err)
 	}
