@@ -20,8 +20,8 @@ import (
 // outbox, merged when sealed into one file sorted by digest, and read a
 // block at a time by lookup; in memory stay the owners and kinds, a sparse
 // index (one digest per idBlock records) and the two filters. A second
-// file, sorted from the first the same way, holds the records in the
-// manifest file's order (owner, kind, digest): the manifest is written
+// file, sorted the same way from the records as the first is written,
+// holds them in the manifest file's order (owner, kind, digest): the manifest is written
 // from it, and a notice's check reads its owner's records from it at once
 // (loadOwn).
 
