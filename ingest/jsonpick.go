@@ -135,7 +135,7 @@ func (p *picker) peek() byte {
 }
 
 func (p *picker) ws() {
-	for p.i < len(p.b) {
+	for p.i < len(p.b) && p.b[p.i] <= ' ' { // one test for the usual line, which has none
 		switch p.b[p.i] {
 		case ' ', '\t', '\n', '\r':
 			p.i++

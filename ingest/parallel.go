@@ -94,6 +94,12 @@ func parallelMap[T any](ctx context.Context, produce func(yield func(raw []byte,
 // else ctx's.
 func orderedWork[U any](ctx context.Context, produce func(send func(U) error) error,
 	newWorker func() (work func(U), stop func()), emit func(U) error, discard func(U)) error {
+	return orderedWorkOn(ctx, runtime.GOMAXPROCS(0), produce, newWorker, emit, discard)
+}
+
+// orderedWorkOn is orderedWork on the given number of workers.
+func orderedWorkOn[U any](ctx context.Context, workers int, produce func(send func(U) error) error,
+	newWorker func() (work func(U), stop func()), emit func(U) error, discard func(U)) error {
 	type pending struct {
 		u    U
 		done chan struct{}
@@ -101,7 +107,6 @@ func orderedWork[U any](ctx context.Context, produce func(send func(U) error) er
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers := runtime.GOMAXPROCS(0)
 	todo := make(chan *pending, workers)
 	ordered := make(chan *pending, 2*workers)
 	var wg sync.WaitGroup

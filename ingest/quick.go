@@ -20,7 +20,8 @@ import (
 // FuzzQuickCanonical hold it to that.
 func quickCanonical(line []byte, m *Mapping) (values, bool) {
 	var q quickRow
-	if !quickParse(line, m, &q) {
+	var st quickState
+	if !quickParse(line, m, &q, &st) {
 		return values{}, false
 	}
 	return q.values(), true
@@ -58,8 +59,26 @@ func (q *quickRow) values() values {
 	return v
 }
 
-// quickParse is quickCanonical into q (zeroed by the caller).
-func quickParse(line []byte, m *Mapping, q *quickRow) bool {
+// quickState is what one reader's quickParse learns from a line for the
+// next: a log's writer puts the keys in one order and writes many records a
+// day, so the next key is guessed (and checked byte for byte) and a date
+// already read is not read again. A wrong guess costs only the usual read.
+type quickState struct {
+	follow [nFields + 1]int8 // follow[f+1]: the canonical key that came after f in the last line (follow[0]: its first)
+	dates  [4]quickDate      // valid dates read last, by their last digit: a file's offsets put a time on two days
+}
+
+// quickDate is a valid date (2006-01-02) and its day since 1970-01-01.
+type quickDate struct {
+	date [10]byte
+	days int64
+	ok   bool
+}
+
+// quickParse is quickCanonical into q (q.set cleared by the caller; a
+// field's value counts only where set has it), st carried from line to
+// line by one reader.
+func quickParse(line []byte, m *Mapping, q *quickRow, st *quickState) bool {
 	if !utf8.Valid(line) {
 		return false
 	}
@@ -75,13 +94,23 @@ func quickParse(line []byte, m *Mapping, q *quickRow) bool {
 	if p.peek() == '}' {
 		return false // nothing required is there
 	}
+	prev := -1
 	for {
 		if p.peek() != '"' {
 			return false
 		}
-		s, e, ok := p.plainStr()
-		if !ok {
-			return false
+		f := int(st.follow[prev+1])
+		if name := canonicalNames[f]; p.i+len(name)+2 <= len(line) && line[p.i+1+len(name)] == '"' &&
+			string(line[p.i+1:p.i+1+len(name)]) == name {
+			p.i += len(name) + 2
+		} else {
+			s, e, ok := p.plainStr()
+			if !ok {
+				return false
+			}
+			if f = canonicalIndex(line[s:e]); f >= 0 {
+				st.follow[prev+1] = int8(f)
+			}
 		}
 		p.ws()
 		if p.peek() != ':' {
@@ -89,7 +118,9 @@ func quickParse(line []byte, m *Mapping, q *quickRow) bool {
 		}
 		p.i++
 		p.ws()
-		f := canonicalIndex(line[s:e])
+		if f >= 0 {
+			prev = f
+		}
 		if f < 0 {
 			if !p.skip() {
 				return false
@@ -99,7 +130,7 @@ func quickParse(line []byte, m *Mapping, q *quickRow) bool {
 				return false // the first wins there: parseLine decides
 			}
 			seen |= 1 << f
-			if !p.quickField(f, q, m) {
+			if !p.quickField(f, q, m, st) {
 				return false
 			}
 		}
@@ -128,6 +159,10 @@ func quickParse(line []byte, m *Mapping, q *quickRow) bool {
 
 // quickRequired are requiredFields' indexes.
 var quickRequired = []int{fRequestID, fTS, fTenantID, fModel, fPromptTokens}
+
+// canonicalNames are the canonical fields' names by index.
+var canonicalNames = [nFields]string{"request_id", "ts", "end_ts", "tenant_id", "model", "prompt_tokens",
+	"completion_tokens", "status", "prefill_instance", "decode_instance", "prompt_text", "response_text"}
 
 // canonicalIndex is the index of the canonical field named b, -1 if none.
 func canonicalIndex(b []byte) int {
@@ -162,7 +197,7 @@ func canonicalIndex(b []byte) int {
 
 // quickField reads the value of canonical field f at p.i into q, as
 // lookupPath and Mapping.convert would; false gives up.
-func (p *picker) quickField(f int, q *quickRow, m *Mapping) bool {
+func (p *picker) quickField(f int, q *quickRow, m *Mapping, st *quickState) bool {
 	var src any
 	switch c := p.peek(); {
 	case c == '"':
@@ -193,7 +228,7 @@ func (p *picker) quickField(f int, q *quickRow, m *Mapping) bool {
 			return true
 		case fTS, fEndTS:
 			if (m.TimeFormat == "" || m.TimeFormat == "auto") && m.loc == time.UTC {
-				if us, ok := quickMicros(raw); ok {
+				if us, ok := quickMicros(raw, st); ok {
 					q.time[f] = us
 					q.set |= 1 << f
 					return true
@@ -323,13 +358,32 @@ const (
 // quickMicros is quickTime in UTC followed by toTime's range check and
 // normalisation (UTC, truncated to the microsecond), as microseconds since
 // the Unix epoch, without building a time.Time; false where quickTime
-// gives up or the year is out of range.
-func quickMicros(s []byte) (int64, bool) {
-	c, ok := readStamp(s)
-	if !ok {
+// gives up or the year is out of range. A date st read last is not read
+// again (st may be nil).
+func quickMicros(s []byte, st *quickState) (int64, bool) {
+	var days int64
+	var d *quickDate
+	if st != nil && len(s) >= 10 {
+		d = &st.dates[s[9]&3]
+	}
+	if d != nil && d.ok && string(s[:10]) == string(d.date[:]) {
+		days = d.days
+	} else {
+		var c stamp
+		if !readDate(s, &c) {
+			return 0, false
+		}
+		days = daysFromCivil(c.year, c.month, c.day)
+		if d != nil {
+			copy(d.date[:], s[:10])
+			d.days, d.ok = days, true
+		}
+	}
+	var c stamp
+	if !readClock(s, &c) {
 		return 0, false
 	}
-	unix := daysFromCivil(c.year, c.month, c.day)*86400 + c.hour*3600 + c.minute*60 + c.sec - c.off
+	unix := days*86400 + c.hour*3600 + c.minute*60 + c.sec - c.off
 	if unix < minUnixSec || unix > maxUnixSec {
 		return 0, false
 	}
@@ -354,43 +408,63 @@ const (
 // readStamp reads 2006-01-02T15:04:05.999999999 (T or a space), then
 // nothing, Z or +hh:mm, with every field in range and the day in its month;
 // false for anything else. One reader for quickTime (the checked path's
-// strings) and quickMicros (the Go reader's bytes).
+// strings) and quickMicros (the Go reader's bytes, which reads the date
+// and the clock apart).
 func readStamp[T string | []byte](s T) (stamp, bool) {
 	var c stamp
-	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
-		return c, false
+	return c, readDate(s, &c) && readClock(s, &c)
+}
+
+// digits2 is the number written by s[i:i+2], -1 unless both are digits.
+func digits2[T string | []byte](s T, i int) int64 {
+	a, b := s[i]-'0', s[i+1]-'0'
+	if a > 9 || b > 9 {
+		return -1
 	}
-	num := func(i, n int) int64 {
-		var v int64
-		for j := i; j < i+n; j++ {
-			ch := s[j]
-			if ch < '0' || ch > '9' {
-				return -1
-			}
-			v = v*10 + int64(ch-'0')
-		}
-		return v
+	return int64(a)*10 + int64(b)
+}
+
+// readDate reads readStamp's 2006-01-02 into c.
+func readDate[T string | []byte](s T, c *stamp) bool {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' {
+		return false
 	}
-	c.year, c.month, c.day, c.hour, c.minute, c.sec = num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2)
-	if c.year < 0 || c.month < 1 || c.month > 12 || c.day < 1 || c.hour < 0 || c.hour > 23 || c.minute < 0 || c.minute > 59 || c.sec < 0 || c.sec > 59 {
-		return c, false
+	hi, lo := digits2(s, 0), digits2(s, 2)
+	if hi < 0 || lo < 0 {
+		return false
 	}
-	if c.day > daysIn(c.year, c.month) {
-		return c, false
+	c.year, c.month, c.day = hi*100+lo, digits2(s, 5), digits2(s, 8)
+	if c.month < 1 || c.month > 12 || c.day < 1 {
+		return false
+	}
+	return c.day <= daysIn(c.year, c.month)
+}
+
+// readClock reads what follows readStamp's date into c: T15:04:05, the
+// fraction and the zone.
+func readClock[T string | []byte](s T, c *stamp) bool {
+	if len(s) < 19 || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
+		return false
+	}
+	c.hour, c.minute, c.sec = digits2(s, 11), digits2(s, 14), digits2(s, 17)
+	if c.hour < 0 || c.hour > 23 || c.minute < 0 || c.minute > 59 || c.sec < 0 || c.sec > 59 {
+		return false
 	}
 	i := 19
 	if i < len(s) && s[i] == '.' {
 		n := 1
+		var v int64
 		for i+n < len(s) && s[i+n] >= '0' && s[i+n] <= '9' {
+			v = v*10 + int64(s[i+n]-'0')
 			n++
 		}
 		if n == 1 || n > 10 {
-			return c, false
+			return false
 		}
-		c.nsec = num(20, n-1)
 		for range 10 - n {
-			c.nsec *= 10
+			v *= 10
 		}
+		c.nsec = v
 		i += n
 	}
 	switch rest := len(s) - i; {
@@ -399,18 +473,18 @@ func readStamp[T string | []byte](s T) (stamp, bool) {
 	case rest == 1 && s[i] == 'Z':
 		c.zone = zoneUTC
 	case rest == 6 && (s[i] == '+' || s[i] == '-') && s[i+3] == ':':
-		oh, om := num(i+1, 2), num(i+4, 2)
+		oh, om := digits2(s, i+1), digits2(s, i+4)
 		if oh < 0 || oh > 23 || om < 0 || om > 59 {
-			return c, false
+			return false
 		}
 		c.zone, c.off = zoneOffset, (oh*60+om)*60
 		if s[i] == '-' {
 			c.off = -c.off
 		}
 	default:
-		return c, false
+		return false
 	}
-	return c, true
+	return true
 }
 
 // daysIn is the number of days of a month of the proleptic Gregorian

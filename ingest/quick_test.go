@@ -105,11 +105,21 @@ func TestQuickCanonicalAgreesWithParseLine(t *testing.T) {
 	}
 }
 
+// carriedState is a reader's quickState carried across every line the
+// tests and the fuzzer give checkQuickAgrees.
+var carriedState quickState
+
 // checkQuickAgrees fails t if quickCanonical reads line otherwise than
 // parseLine; it reports whether quickCanonical read it.
 func checkQuickAgrees(t testing.TB, m *Mapping, line []byte) bool {
 	t.Helper()
 	qv, ok := quickCanonical(line, m)
+	// A reader's state from the lines before (the keys' order, the last
+	// date) changes nothing in what it reads.
+	var q quickRow
+	if carried := quickParse(line, m, &q, &carriedState); carried != ok || ok && !reflect.DeepEqual(q.values(), qv) {
+		t.Fatalf("%q: quickParse after other lines %v %#v, alone %v %#v", line, carried, q.values(), ok, qv)
+	}
 	if !ok {
 		return false
 	}
@@ -153,8 +163,14 @@ func TestQuickMicrosIsQuickTime(t *testing.T) {
 	for y := 0; y < 10000; y += 37 {
 		times = append(times, fmt.Sprintf("%04d-03-01T00:00:00Z", y), fmt.Sprintf("%04d-02-28 23:59:59.5+14:00", y))
 	}
-	for _, s := range times {
-		us, ok := quickMicros([]byte(s))
+	var shared quickState // dates carried from one time to the next, repeats and all
+	for i, s := range times {
+		us, ok := quickMicros([]byte(s), nil)
+		for _, st := range []*quickState{&shared, &shared, {}} {
+			if cus, cok := quickMicros([]byte(s), st); cus != us || cok != ok {
+				t.Errorf("%s after %s: quickMicros with the last date %d %v, alone %d %v", s, times[max(i-1, 0)], cus, cok, us, ok)
+			}
+		}
 		var want time.Time
 		wok := false
 		if tt, qok := quickTime(s, m.loc); qok {
