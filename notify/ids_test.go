@@ -18,6 +18,8 @@ import (
 // Past idRun records the table goes to disk (idspill.go): the same answers,
 // from runs of 13 to 1000 records, and its files gone once closed.
 func TestIDTable(t *testing.T) {
+	defer func(was int64) { runRelease = was }(runRelease)
+	runRelease = 4096 // the runs' disk given back as they are merged
 	for _, run := range []int{0, 13, 128, 1000} {
 		t.Run(fmt.Sprintf("run %d", run), func(t *testing.T) {
 			dir := t.TempDir()

@@ -124,12 +124,11 @@ func (s *recRuns) each(f func(idRec) error) error {
 	m := recMerge{cmp: s.cmp, left: slices.Clone(s.lens)}
 	defer m.close()
 	for i, p := range s.runs {
-		fh, err := os.Open(p)
+		r, err := openRun(p)
 		if err != nil {
 			return err
 		}
-		m.files = append(m.files, fh)
-		m.rs = append(m.rs, bufio.NewReaderSize(fh, 64<<10))
+		m.rs = append(m.rs, r)
 		m.heads = append(m.heads, idRec{})
 		ok, err := m.advance(i)
 		if err != nil {
@@ -158,16 +157,15 @@ func (s *recRuns) each(f func(idRec) error) error {
 // the texts' compares inline, as it must for 458 million entries at 100M.
 type recMerge struct {
 	cmp   func(a, b idRec) int
-	files []*os.File
-	rs    []*bufio.Reader
+	rs    []*runReader
 	left  []int64
 	heads []idRec
 	heap  []int
 }
 
 func (m *recMerge) close() {
-	for _, f := range m.files {
-		f.Close()
+	for _, r := range m.rs {
+		r.Close()
 	}
 }
 
@@ -177,7 +175,7 @@ func (m *recMerge) advance(i int) (bool, error) {
 	}
 	m.left[i]--
 	var b [idRecSize]byte
-	if _, err := io.ReadFull(m.rs[i], b[:]); err != nil {
+	if err := m.rs[i].readFull(b[:]); err != nil {
 		return false, err
 	}
 	m.heads[i] = getRec(b[:])

@@ -484,8 +484,7 @@ func (t *textSet) moveTo(path string) error {
 
 // merge reads sorted runs in order, each digest once.
 type merge struct {
-	files []*os.File
-	rs    []*bufio.Reader
+	rs    []*runReader
 	left  []int64
 	heads []textEntry
 	heap  []int // runs by head, a min-heap
@@ -496,13 +495,12 @@ type merge struct {
 func openMerge(paths []string, lens []int64) (*merge, error) {
 	m := &merge{left: slices.Clone(lens)}
 	for i, p := range paths {
-		f, err := os.Open(p)
+		r, err := openRun(p)
 		if err != nil {
 			m.close()
 			return nil, err
 		}
-		m.files = append(m.files, f)
-		m.rs = append(m.rs, bufio.NewReaderSize(f, 64<<10))
+		m.rs = append(m.rs, r)
 		m.heads = append(m.heads, textEntry{})
 		ok, err := m.advance(i)
 		if err != nil {
@@ -520,8 +518,8 @@ func openMerge(paths []string, lens []int64) (*merge, error) {
 }
 
 func (m *merge) close() {
-	for _, f := range m.files {
-		f.Close()
+	for _, r := range m.rs {
+		r.Close()
 	}
 }
 
@@ -531,7 +529,7 @@ func (m *merge) advance(i int) (bool, error) {
 	}
 	m.left[i]--
 	var rec [24]byte
-	if _, err := io.ReadFull(m.rs[i], rec[:]); err != nil {
+	if err := m.rs[i].readFull(rec[:]); err != nil {
 		return false, err
 	}
 	m.heads[i] = textEntry{binary.LittleEndian.Uint64(rec[:]), binary.LittleEndian.Uint64(rec[8:]), binary.LittleEndian.Uint64(rec[16:])}

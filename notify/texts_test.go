@@ -18,6 +18,8 @@ import (
 // every shingle added is found and no other; readTexts takes the file back
 // and refuses one out of order, cut, grown or changed.
 func TestTextSet(t *testing.T) {
+	defer func(was int64) { runRelease = was }(runRelease)
+	runRelease = 4096 // the runs' disk given back every few hundred shingles of the merge
 	dir := t.TempDir()
 	x := newHasher()
 	r := rand.New(rand.NewPCG(3, 9))
