@@ -484,6 +484,9 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 				}
 			}
 			held.addIDs(c.ids)
+			if testHookBatch != nil {
+				testHookBatch(c.rec.NumRows())
+			}
 			select {
 			case recs <- c.rec:
 			case <-ctx.Done():

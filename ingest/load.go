@@ -35,6 +35,10 @@ var testHookSamples func(map[int64]string)
 // transactions: an error returned stops the load with no cleanup.
 var testHookAfterRows func(path string) error
 
+// testHookBatch sees the rows of each record batch the Go reader hands
+// DuckDB, in order.
+var testHookBatch func(rows int64)
+
 // testNoCaseIDs makes every file search the whole table for its shared
 // request_ids (ingest_1_shared), as before ingest_case_ids, so tests can
 // compare the two searches on the same files.
