@@ -221,6 +221,7 @@ type checker struct {
 	textK, idK uint64
 	lines      map[string][]hit
 	units      map[string][]unitInfo
+	unitWords  []string // lineUnits' words of one unit, reused
 	norm       map[string]string
 
 	// A segment's words, their cheap hashes (quick), their lines, hits,
@@ -947,7 +948,8 @@ func (c *checker) lineUnits(line string) []unitInfo {
 	}
 	var us []unitInfo
 	for _, u := range units(line) {
-		w := splitWords(u.text)
+		c.unitWords = appendWords(c.unitWords[:0], u.text) // not kept past the unit
+		w := c.unitWords
 		if len(w) == 0 || len(w) > maxUnitWords {
 			continue
 		}
