@@ -100,7 +100,7 @@ func quickParse(line []byte, m *Mapping, q *quickRow, st *quickState) bool {
 			return false
 		}
 		f := int(st.follow[prev+1])
-		if name := canonicalNames[f]; p.i+len(name)+2 <= len(line) && line[p.i+1+len(name)] == '"' &&
+		if name := canonicalFields[f]; p.i+len(name)+2 <= len(line) && line[p.i+1+len(name)] == '"' &&
 			string(line[p.i+1:p.i+1+len(name)]) == name {
 			p.i += len(name) + 2
 		} else {
@@ -118,14 +118,12 @@ func quickParse(line []byte, m *Mapping, q *quickRow, st *quickState) bool {
 		}
 		p.i++
 		p.ws()
-		if f >= 0 {
-			prev = f
-		}
 		if f < 0 {
 			if !p.skip() {
 				return false
 			}
 		} else {
+			prev = f
 			if seen&(1<<f) != 0 {
 				return false // the first wins there: parseLine decides
 			}
@@ -159,10 +157,6 @@ func quickParse(line []byte, m *Mapping, q *quickRow, st *quickState) bool {
 
 // quickRequired are requiredFields' indexes.
 var quickRequired = []int{fRequestID, fTS, fTenantID, fModel, fPromptTokens}
-
-// canonicalNames are the canonical fields' names by index.
-var canonicalNames = [nFields]string{"request_id", "ts", "end_ts", "tenant_id", "model", "prompt_tokens",
-	"completion_tokens", "status", "prefill_instance", "decode_instance", "prompt_text", "response_text"}
 
 // canonicalIndex is the index of the canonical field named b, -1 if none.
 func canonicalIndex(b []byte) int {
