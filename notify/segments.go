@@ -36,7 +36,8 @@ func builtSegments(eml []byte, scratch *builtScratch) ([]segment, bool) {
 	segs := scratch.segs[:0]
 	defer func() { scratch.segs = segs[:0] }()
 	scratch.leaves = 0
-	h, body, ok := scratch.readHeader(eml)
+	scratch.texts = scratch.texts[:0]
+	h, body, ok := scratch.readHeader(eml, 0)
 	if !ok {
 		return nil, false
 	}
@@ -54,7 +55,9 @@ func builtSegments(eml []byte, scratch *builtScratch) ([]segment, bool) {
 // builtScratch is the memory builtSegments reuses.
 type builtScratch struct {
 	segs   []segment
-	text   []byte        // a header's text
+	text   []byte        // a folded field's value as it is read
+	texts  []byte        // the message's header texts, one after the other
+	fields [][]hdrField  // each depth's header fields
 	leaf   [][]byte      // each leaf's decoded bytes
 	leaves int           // leaves decoded in this message
 	html   []htmlScratch // each leaf's, if HTML
@@ -72,6 +75,9 @@ func (s *builtScratch) shed() {
 	}
 	if cap(s.text) > scratchKeep {
 		s.text = nil
+	}
+	if cap(s.texts) > scratchKeep {
+		s.texts = nil
 	}
 }
 
@@ -93,8 +99,10 @@ type hdrField struct{ key, value string }
 // as net/mail's and net/textproto's readers do, for lines of printable
 // ASCII ending in CRLF whose field names are letters, digits and '-'
 // (starting with a letter) and whose continuation lines start with a
-// space. The fields are returned in the order read.
-func (s *builtScratch) readHeader(data []byte) (fields []hdrField, body []byte, ok bool) {
+// space. The fields are returned in the order read, in the scratch's
+// memory for depth (a part's fields are used while its own parts, one
+// level down, are read).
+func (s *builtScratch) readHeader(data []byte, depth int) (fields []hdrField, body []byte, ok bool) {
 	end := bytes.Index(data, []byte("\r\n\r\n"))
 	if end < 0 || end > 1<<16 {
 		return nil, nil, false
@@ -104,7 +112,11 @@ func (s *builtScratch) readHeader(data []byte) (fields []hdrField, body []byte, 
 	if bytes.HasPrefix(data, []byte("\r\n")) {
 		return nil, nil, false // no header at all: left to the readers
 	}
-	fields = make([]hdrField, 0, 16)
+	for len(s.fields) <= depth {
+		s.fields = append(s.fields, make([]hdrField, 0, 16))
+	}
+	fields = s.fields[depth][:0]
+	defer func() { s.fields[depth] = fields[:0] }()
 	for i := 0; i < len(block); i++ {
 		c := block[i]
 		if c == '\r' {
@@ -200,11 +212,13 @@ func get(fields []hdrField, key string) string {
 
 // headerText is mimedecode's headerText of fields: every field, encoded
 // words decoded, one per line, in key order (a key's values in the order
-// read).
+// read). The text is in the scratch's memory (s.texts), which holds the
+// message's header texts one after the other until the next message: a
+// text moved by a growth of s.texts stays where it was, alive while used.
 func (s *builtScratch) headerText(fields []hdrField) (string, bool) {
 	slices.SortStableFunc(fields, func(a, b hdrField) int { return strings.Compare(a.key, b.key) })
-	b := s.text[:0]
-	defer func() { s.text = b[:0] }()
+	b := s.texts
+	start := len(b)
 	for _, f := range fields {
 		d, err := wordDecoder.DecodeHeader(f.value)
 		if err != nil {
@@ -212,7 +226,8 @@ func (s *builtScratch) headerText(fields []hdrField) (string, bool) {
 		}
 		b = append(append(append(append(b, f.key...), ": "...), d...), '\n')
 	}
-	return string(b), true
+	s.texts = b
+	return unsafeString(b[start:]), true
 }
 
 // part adds the segments of one MIME entity, h its header fields and body
@@ -235,7 +250,7 @@ func (s *builtScratch) part(segs *[]segment, h []hdrField, body []byte, depth in
 			return false
 		}
 		for _, p := range parts {
-			ph, pb, ok := s.readHeader(p)
+			ph, pb, ok := s.readHeader(p, depth+1)
 			if !ok {
 				return false
 			}
