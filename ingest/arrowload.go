@@ -59,7 +59,7 @@ func arrowWorkers() int { return min(max(1, runtime.GOMAXPROCS(0)/2), 4) }
 // maxHeldRejects bounds the rejected lines' text held until the insert
 // ends (rejected_rows is appended to after it, on the same connection);
 // a file with more takes the other paths.
-const maxHeldRejects = 64 << 20
+var maxHeldRejects int64 = 64 << 20 // a variable for the tests
 
 var errTooManyRejects = errors.New("too many rejected lines for the Go reader")
 
@@ -79,6 +79,9 @@ var requestsArrowSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "response_text", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "line", Type: arrow.PrimitiveTypes.Int64},
 }, nil)
+
+// arrowMaxChunks is how many chunks a file's pipeline may hold at once.
+func arrowMaxChunks(workers int) int { return workers + 2 }
 
 // arrowChunk is a run of non-blank lines and, once parsed, their rows as a
 // record batch and their rejects, in file order (kinds: true a row).
@@ -421,23 +424,43 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 	// Chunks go round, their lines' bytes, ends and numbers included:
 	// fresh memory for every chunk cost page faults and collections (300
 	// MB allocated for a 5M-row file when only the bytes went round).
-	free := make(chan *arrowChunk, 4*workers)
+	//
+	// At most workers+2 chunks exist: the one being filled, one per worker
+	// and one waiting for DuckDB to take its batch. More do not make the
+	// load faster (DuckDB's insert is the slowest step, and two batches
+	// wait for it in recs) and cost their memory's first touch: on the
+	// 2-core VM of docs/performance.md a page fault costs about 11 us, and
+	// five chunks of a 5M-row file's 35 MB were 80,000 of them.
+	free := make(chan *arrowChunk, arrowMaxChunks(workers))
+	made := 0
 	lastBytes := 64 << 10             // the last chunk's bytes, to size a new one
 	chunkBytes := arrowLongChunkBytes // until a chunk shows short lines
-	next := func() *arrowChunk {
+	next := func() (*arrowChunk, error) {
 		select {
 		case c := <-free:
-			return c
+			return c, nil
 		default:
+		}
+		if made < arrowMaxChunks(workers) {
+			made++
 			return &arrowChunk{buf: make([]byte, 0, lastBytes+lastBytes/8),
-				ends: make([]int, 0, 1024), lines: make([]int64, 0, 1024)}
+				ends: make([]int, 0, 1024), lines: make([]int64, 0, 1024)}, nil
+		}
+		select {
+		case c := <-free:
+			return c, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 	err = orderedWorkOn(ctx, workers,
 		func(send func(*arrowChunk) error) error {
-			cur := next()
+			cur, err := next()
+			if err != nil {
+				return err
+			}
 			produce := nonBlankLines(ctx, end, true, l.fi.maxLine, &long)
-			err := produce(func(b []byte, line int64) error {
+			err = produce(func(b []byte, line int64) error {
 				if _, ok := long.m[line]; ok {
 					anyLong.Store(true)
 				}
@@ -453,8 +476,13 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 				if int64(len(c.buf))*arrowChunkLines > int64(len(c.lines))*arrowChunkBytes {
 					chunkBytes = arrowLongChunkBytes // this chunk's lines: a row group would not fit
 				}
-				cur = next()
-				return send(c)
+				// Sent before the next is taken: it may be the one freed.
+				if err := send(c); err != nil {
+					return err
+				}
+				var err error
+				cur, err = next()
+				return err
 			})
 			if err == nil && len(cur.lines) > 0 {
 				err = send(cur)
@@ -480,6 +508,7 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 				}
 				if err != nil {
 					c.rec.Release()
+					cancel() // the producer may wait for a chunk that will not come back
 					return err
 				}
 			}

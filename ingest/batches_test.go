@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGoReaderBatchesAreRowGroups: a file of short lines reaches DuckDB in
@@ -72,5 +73,43 @@ func TestGoReaderBatchesAreRowGroups(t *testing.T) {
 			}
 			tc.check(t, batches)
 		})
+	}
+}
+
+// TestGoReaderGivesUpWithItsChunksInFlight: when the Go reader gives a
+// file up (too many rejects to hold) while its producer waits for one of
+// its few chunks to come back, the load still ends (the file is read by
+// the next reader): the chunk that failed is never given back.
+func TestGoReaderGivesUpWithItsChunksInFlight(t *testing.T) {
+	defer func(n int64) { maxHeldRejects = n }(maxHeldRejects)
+	maxHeldRejects = 256 << 10
+	// 88 KB lines, each rejected (a time that is not one): chunks of 8
+	// MiB, more of them than the pipeline may hold.
+	text := strings.Repeat("the quarterly figures ", 4000)
+	var b strings.Builder
+	n := 2 * arrowLongChunkBytes * arrowMaxChunks(arrowWorkers()) / (22 * 4000)
+	for i := range n {
+		fmt.Fprintf(&b, `{"request_id":"req-%d","ts":"not a time","end_ts":null,"tenant_id":"t","model":"m","prompt_tokens":1,"completion_tokens":1,"status":200,"prefill_instance":"p","decode_instance":"d","prompt_text":"%s"}`+"\n", i, text)
+	}
+	path := writeFile(t, filepath.Join(t.TempDir(), "requests.jsonl.gz"), b.String())
+	db := openCase(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), db, nil, []string{path}, Options{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the load of a file the Go reader gives up did not end in 2 minutes")
+	}
+	if got := count(t, db, `SELECT count(*) FROM requests`); got != 0 {
+		t.Fatalf("%d rows loaded, want 0", got)
+	}
+	if got := count(t, db, `SELECT count(*) FROM rejected_rows`); got != int64(n) {
+		t.Fatalf("%d rejects, want %d", got, n)
 	}
 }
