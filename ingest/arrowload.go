@@ -433,25 +433,31 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 	// five chunks of a 5M-row file's 35 MB were 80,000 of them.
 	free := make(chan *arrowChunk, arrowMaxChunks(workers))
 	made := 0
-	lastBytes := 64 << 10             // the last chunk's bytes, to size a new one
 	chunkBytes := arrowLongChunkBytes // until a chunk shows short lines
+	// The bytes the next chunk will hold, to size it once: a chunk grown
+	// by append a quarter at a time from the last one's size to a row
+	// group's (8 to 35 MB) left 100 MB of fresh memory behind it.
+	want := 64 << 10
 	next := func() (*arrowChunk, error) {
+		var c *arrowChunk
 		select {
-		case c := <-free:
-			return c, nil
+		case c = <-free:
 		default:
+			if made < arrowMaxChunks(workers) {
+				made++
+				c = &arrowChunk{ends: make([]int, 0, 1024), lines: make([]int64, 0, 1024)}
+				break
+			}
+			select {
+			case c = <-free:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
-		if made < arrowMaxChunks(workers) {
-			made++
-			return &arrowChunk{buf: make([]byte, 0, lastBytes+lastBytes/8),
-				ends: make([]int, 0, 1024), lines: make([]int64, 0, 1024)}, nil
+		if cap(c.buf) < want-want/8 {
+			c.buf = make([]byte, 0, want)
 		}
-		select {
-		case c := <-free:
-			return c, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		return c, nil
 	}
 	err = orderedWorkOn(ctx, workers,
 		func(send func(*arrowChunk) error) error {
@@ -471,11 +477,14 @@ func (l *loader) arrowPipeline(ctx context.Context, recs chan<- arrow.RecordBatc
 					return nil
 				}
 				c := cur
-				lastBytes = len(c.buf)
 				chunkBytes = arrowChunkBytes
 				if int64(len(c.buf))*arrowChunkLines > int64(len(c.lines))*arrowChunkBytes {
 					chunkBytes = arrowLongChunkBytes // this chunk's lines: a row group would not fit
 				}
+				// The next is filled to a row group or chunkBytes, at
+				// this one's line lengths, and an eighth more.
+				want = int(min(int64(chunkBytes), int64(len(c.buf))*arrowChunkLines/int64(len(c.lines))))
+				want += want / 8
 				// Sent before the next is taken: it may be the one freed.
 				if err := send(c); err != nil {
 					return err
