@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -176,6 +177,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 
 	// The earlier draft's notices this draft writes again are overwritten
 	// in place; the others (tenants no longer in the case) go.
+	had := maps.Clone(earlier)
 	delete(earlier, regulatorFile)
 	for _, t := range tenants {
 		delete(earlier, tenantFile(t.ID))
@@ -217,7 +219,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	// order, so the outbox and its index are the same as drafted one by one.
 	res.Notices = make([]IndexRow, len(tenants))
 	failures := make([]string, len(tenants))
-	files := newOutboxWriter(outbox)
+	files := newOutboxWriter(outbox, had)
 	draftOne := func(wk *draftWorker, i int, t caseTenant, rows []requestRow) error {
 		c := wk.c
 		row := IndexRow{Kind: "tenant", TenantID: t.ID, NoticeID: inc.ID + "/tenant/" + t.ID,
@@ -323,7 +325,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		logger.Warn("the regulator notice is late and the incident file gives no reasons (notices.delay_reasons): it uses leakmap's default wording",
 			"deadline", incident.FormatTime(*facts.Deadline), "as_of", incident.FormatTime(asOf))
 	}
-	if err := writeNotice(outbox, &reg.IndexRow, reg.eml); err != nil {
+	if err := writeNotice(outbox, &reg.IndexRow, reg.eml, !had[reg.File]); err != nil {
 		return nil, err
 	}
 	regOwn, _ := parseNumberSet(reg.ownNumbers)
@@ -693,6 +695,7 @@ func removeStale(outbox string, stale map[string]bool) error {
 // directory from several threads costs the kernel several times the CPU).
 type outboxWriter struct {
 	dir  string
+	had  map[string]bool // the notice files the outbox held when the draft began
 	ch   chan outboxFile
 	done chan struct{}
 	err  error
@@ -711,13 +714,13 @@ type outboxFile struct {
 	weight int // taken from queued
 }
 
-func newOutboxWriter(dir string) *outboxWriter {
-	w := &outboxWriter{dir: dir, ch: make(chan outboxFile, 256), done: make(chan struct{}), queued: newWeightGate(outboxQueueBytes)}
+func newOutboxWriter(dir string, had map[string]bool) *outboxWriter {
+	w := &outboxWriter{dir: dir, had: had, ch: make(chan outboxFile, 256), done: make(chan struct{}), queued: newWeightGate(outboxQueueBytes)}
 	go func() {
 		defer close(w.done)
 		for f := range w.ch {
 			if w.err == nil {
-				if err := writeOver(filepath.Join(w.dir, f.name), f.data); err != nil {
+				if err := writeOver(filepath.Join(w.dir, f.name), f.data, !w.had[f.name]); err != nil {
 					w.err = fmt.Errorf("outbox: %w", err)
 				}
 			}
@@ -742,10 +745,10 @@ func (w *outboxWriter) close() error {
 	return w.err
 }
 
-func writeNotice(outbox string, row *IndexRow, eml []byte) error {
+func writeNotice(outbox string, row *IndexRow, eml []byte, fresh bool) error {
 	sum := sha256.Sum256(eml)
 	row.SHA256 = hex.EncodeToString(sum[:])
-	if err := writeOver(filepath.Join(outbox, row.File), eml); err != nil {
+	if err := writeOver(filepath.Join(outbox, row.File), eml, fresh); err != nil {
 		return fmt.Errorf("outbox: %w", err)
 	}
 	return nil

@@ -220,23 +220,27 @@ func TestTenantFileNames(t *testing.T) {
 }
 
 // TestWriteOver: a notice written over an earlier draft's file holds the new
-// bytes alone, whether they are shorter, as long or longer.
+// bytes alone, whether they are shorter, as long or longer, and whether
+// the draft knew of the file (fresh false) or not (a file that appeared
+// after the outbox was listed).
 func TestWriteOver(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tenant-t-a.eml")
-	for _, content := range []string{"", "a first draft", "longer: a second draft", "shorter", "shorter", "", "x"} {
-		if err := writeOver(path, []byte(content)); err != nil {
-			t.Fatal(err)
+	for _, fresh := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "tenant-t-a.eml")
+		for _, content := range []string{"", "a first draft", "longer: a second draft", "shorter", "shorter", "", "x"} {
+			if err := writeOver(path, []byte(content), fresh); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := os.ReadFile(path); err != nil || string(b) != content {
+				t.Errorf("fresh %v: after writing %q the file holds %q (%v)", fresh, content, b, err)
+			}
 		}
-		if b, err := os.ReadFile(path); err != nil || string(b) != content {
-			t.Errorf("after writing %q the file holds %q (%v)", content, b, err)
+		// An error names the file, as the os package's do.
+		missing := filepath.Join(t.TempDir(), "gone", "tenant-t-a.eml")
+		err := writeOver(missing, []byte("x"), fresh)
+		var pe *fs.PathError
+		if !errors.As(err, &pe) || pe.Path != missing || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("fresh %v: writing into a missing folder: %v", fresh, err)
 		}
-	}
-	// An error names the file, as the os package's do.
-	missing := filepath.Join(t.TempDir(), "gone", "tenant-t-a.eml")
-	err := writeOver(missing, []byte("x"))
-	var pe *fs.PathError
-	if !errors.As(err, &pe) || pe.Path != missing || !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("writing into a missing folder: %v", err)
 	}
 }
 
@@ -251,7 +255,7 @@ func TestWriteOverReadOnly(t *testing.T) {
 	if err := os.WriteFile(path, []byte("older"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeOver(path, []byte("newer")); err != nil {
+	if err := writeOver(path, []byte("newer"), false); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "newer" {

@@ -14,7 +14,7 @@ import (
 // message whole, from several workers at once.
 func TestOutboxWriterBoundsItsQueue(t *testing.T) {
 	dir := t.TempDir()
-	w := newOutboxWriter(dir)
+	w := newOutboxWriter(dir, nil)
 	sizes := []int{outboxQueueBytes/2 + 1, outboxQueueBytes/2 + 1, outboxQueueBytes + 5, 10, outboxQueueBytes / 3}
 	var most int
 	var mu sync.Mutex

@@ -10,16 +10,23 @@ import (
 
 // writeOver is writeover_unix.go's (which says what it does and why),
 // through the os package.
-func writeOver(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if errors.Is(err, fs.ErrPermission) && os.Remove(path) == nil {
+func writeOver(path string, data []byte, fresh bool) error {
+	f, err := (*os.File)(nil), fs.ErrExist
+	if fresh {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		fresh = false
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if errors.Is(err, fs.ErrPermission) && os.Remove(path) == nil {
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && !fresh {
 		var st fs.FileInfo
 		if st, err = f.Stat(); err == nil && st.Size() > int64(len(data)) {
 			err = f.Truncate(int64(len(data)))
