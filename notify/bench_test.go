@@ -192,7 +192,7 @@ func dirSize(b *testing.B, dir string) int64 {
 	return n
 }
 
-// processCPU is the process's user+system CPU time so far.
+// processFaults is the process's minor page faults so far.
 func processFaults() int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -201,6 +201,7 @@ func processFaults() int64 {
 	return ru.Minflt
 }
 
+// processSys is the process's system CPU time so far.
 func processSys() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -209,6 +210,7 @@ func processSys() time.Duration {
 	return time.Duration(ru.Stime.Nano())
 }
 
+// processCPU is the process's user+system CPU time so far.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

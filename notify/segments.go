@@ -34,7 +34,14 @@ func builtSegments(eml []byte, scratch *builtScratch) ([]segment, bool) {
 		scratch = &builtScratch{}
 	}
 	segs := scratch.segs[:0]
-	defer func() { scratch.segs = segs[:0] }()
+	defer func() {
+		scratch.segs = segs[:0]
+		// The fields' values are eml's memory: not kept past the call
+		// (a large tenant's message is 150 MB at 100M requests).
+		for i := range scratch.fields {
+			clear(scratch.fields[i][:cap(scratch.fields[i])])
+		}
+	}()
 	scratch.leaves = 0
 	scratch.texts = scratch.texts[:0]
 	h, body, ok := scratch.readHeader(eml, 0)
