@@ -20,6 +20,14 @@ func normalize(s string) string {
 	if isASCII(s) {
 		return strings.ToLower(s)
 	}
+	if f, ok := normalizeLatin(s); ok {
+		return f
+	}
+	return normalizeUnicode(s)
+}
+
+// normalizeUnicode is normalize by Unicode's forms, for any text.
+func normalizeUnicode(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	// NFKD folds the compatibility forms and splits accents into marks
@@ -35,6 +43,51 @@ func normalize(s string) string {
 	}
 	// Only Hangul jamo and the like recompose: the marks are gone.
 	return norm.NFC.String(b.String())
+}
+
+// latinFold holds normalize of each code point from U+0080 to U+024F
+// (Latin-1 and Latin Extended, the accented letters of the catalogues'
+// languages), "" where it cannot stand for the code point in a text (its
+// form reaches past U+024F). Within that range normalize of a text is its
+// code points' forms one after the other: the marks NFKD splits off are
+// all dropped (no reordering is left to tell), and no form left composes
+// with the next under NFC (only Hangul jamo and a few Indic vowel signs
+// do, past U+024F). TestNormalizeLatin compares the two on every code
+// point and on random texts.
+var latinFold [0x250 - 0x80]string
+
+func fillLatinFold() {
+	for r := rune(0x80); r < 0x250; r++ {
+		f := normalizeUnicode(string(r))
+		ok := f != ""
+		for _, c := range f {
+			ok = ok && c < 0x250
+		}
+		if ok {
+			latinFold[r-0x80] = f
+		}
+	}
+}
+
+// normalizeLatin is normalize of s when every code point of s is below
+// U+0250 with a form in latinFold (ok), without Unicode's forms.
+func normalizeLatin(s string) (string, bool) {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+			c := byte(r)
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		case r < 0x250 && latinFold[r-0x80] != "":
+			b = append(b, latinFold[r-0x80]...)
+		default:
+			return "", false
+		}
+	}
+	return unsafeString(b), true
 }
 
 func isASCII(s string) bool {
@@ -83,4 +136,5 @@ func init() {
 		rs := []rune(p)
 		confusable[rs[0]] = rs[1]
 	}
+	fillLatinFold() // by normalizeUnicode: after the confusables
 }

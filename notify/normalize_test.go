@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/base64"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -133,4 +134,51 @@ func utf16LE(s string) []byte {
 		out = append(out, byte(u), byte(u>>8))
 	}
 	return out
+}
+
+// TestNormalizeLatin: normalize's table for Latin text gives what
+// Unicode's forms give, for every code point below U+0250 alone and
+// beside its neighbours, and for random texts of them (with now and then
+// a code point past the table, where the table must step aside).
+func TestNormalizeLatin(t *testing.T) {
+	for r := rune(0); r < 0x250; r++ {
+		for _, s := range []string{string(r), "A" + string(r) + "b", string(r) + string(r+1) + string(r)} {
+			if got, ok := normalizeLatin(s); ok && got != normalizeUnicode(s) {
+				t.Fatalf("normalize(%q): the table gives %q, Unicode's forms %q", s, got, normalizeUnicode(s))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	past := []rune{0x300, 0x301, 0x327, 0x3b1, 0x430, 0x1100, 0x1161, 0x200b, 0xff41, 0xfffd}
+	taken := 0
+	for range 20000 {
+		rs := make([]rune, 1+rng.IntN(12))
+		for i := range rs {
+			switch n := rng.IntN(50); {
+			case n == 0:
+				rs[i] = past[rng.IntN(len(past))]
+			case n < 20:
+				rs[i] = rune(0x20 + rng.IntN(0x5f))
+			default:
+				rs[i] = rune(0x80 + rng.IntN(0x250-0x80))
+			}
+		}
+		s := string(rs)
+		got, ok := normalizeLatin(s)
+		if !ok {
+			continue
+		}
+		taken++
+		if want := normalizeUnicode(s); got != want {
+			t.Fatalf("normalize(%q): the table gives %q, Unicode's forms %q", s, got, want)
+		}
+	}
+	if taken < 10000 {
+		t.Errorf("the table took %d random texts of 20,000, want most", taken)
+	}
+	for _, s := range []string{"Bêta Société Générale", "ÉTÉ À L'ŒUVRE", "déjà vu: ǅemal"} {
+		if _, ok := normalizeLatin(s); !ok {
+			t.Errorf("normalize(%q): the table stepped aside", s)
+		}
+	}
 }
