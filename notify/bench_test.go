@@ -108,7 +108,7 @@ func BenchmarkDraft100k(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
-	cpu0, sys0, flt0 := processCPU(), processSys(), processFaults()
+	before := processUsage()
 	var res *DraftResult
 	for i := 0; i < b.N; i++ {
 		var err error
@@ -118,7 +118,7 @@ func BenchmarkDraft100k(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	draftCPU, draftSys, draftFaults := processCPU()-cpu0, processSys()-sys0, processFaults()-flt0
+	draft := processUsage().since(before)
 	if os.Getenv("LEAKMAP_BENCH_CPUPROFILE") != "" {
 		pprof.StopCPUProfile()
 	}
@@ -142,13 +142,13 @@ func BenchmarkDraft100k(b *testing.B) {
 	}
 	b.ReportMetric(float64(res.Drafted)/(b.Elapsed().Seconds()/float64(b.N)), "notices/s")
 	// On a shared machine the CPU time is the figure to compare.
-	b.ReportMetric(draftCPU.Seconds()/float64(b.N), "draft-cpu-s")
-	b.ReportMetric(float64(res.Drafted)/(draftCPU.Seconds()/float64(b.N)), "notices/cpu-s")
+	b.ReportMetric(draft.cpu.Seconds()/float64(b.N), "draft-cpu-s")
+	b.ReportMetric(float64(res.Drafted)/(draft.cpu.Seconds()/float64(b.N)), "notices/cpu-s")
 	// The kernel's share: creating and writing the files, mostly.
-	b.ReportMetric(draftSys.Seconds()/float64(b.N), "draft-sys-s")
+	b.ReportMetric(draft.sys.Seconds()/float64(b.N), "draft-sys-s")
 	// Memory touched for the first time (a minor fault each): on the VM
 	// of docs/performance.md about 11 us a page.
-	b.ReportMetric(float64(draftFaults)/float64(b.N), "draft-faults")
+	b.ReportMetric(float64(draft.faults)/float64(b.N), "draft-faults")
 	b.ReportMetric(time.Since(start).Seconds(), "check-only-s")
 	b.ReportMetric(float64(dirSize(b, out))/1e6, "outbox-MB")
 }
@@ -192,31 +192,25 @@ func dirSize(b *testing.B, dir string) int64 {
 	return n
 }
 
-// processFaults is the process's minor page faults so far.
-func processFaults() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Minflt
+// usage is what the process has used so far: CPU time (user and system),
+// system time alone, and minor page faults (memory touched first).
+type usage struct {
+	cpu, sys time.Duration
+	faults   int64
 }
 
-// processSys is the process's system CPU time so far.
-func processSys() time.Duration {
+// processUsage reads the process's usage (zero if it cannot).
+func processUsage() usage {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return usage{}
 	}
-	return time.Duration(ru.Stime.Nano())
+	return usage{time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano()), ru.Minflt}
 }
 
-// processCPU is the process's user+system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+// since is the usage between before and u.
+func (u usage) since(before usage) usage {
+	return usage{u.cpu - before.cpu, u.sys - before.sys, u.faults - before.faults}
 }
 
 // BenchmarkStoreNotices rewrites the notices table with 100,000 rows, as
