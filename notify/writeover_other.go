@@ -11,12 +11,13 @@ import (
 // writeOver is writeover_unix.go's (which says what it does and why),
 // through the os package.
 func writeOver(path string, data []byte, fresh bool) error {
-	f, err := (*os.File)(nil), fs.ErrExist
+	var f *os.File
+	var err error
 	if fresh {
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		fresh = !errors.Is(err, fs.ErrExist)
 	}
-	if errors.Is(err, fs.ErrExist) {
-		fresh = false
+	if !fresh {
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 		if errors.Is(err, fs.ErrPermission) && os.Remove(path) == nil {
 			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)

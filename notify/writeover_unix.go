@@ -26,12 +26,13 @@ import (
 // fewer a notice; one that has appeared since is written over.
 func writeOver(path string, data []byte, fresh bool) error {
 	const flags = syscall.O_WRONLY | syscall.O_CREAT | syscall.O_CLOEXEC
-	fd, err := -1, error(syscall.EEXIST)
+	var fd int
+	var err error
 	if fresh {
 		fd, err = openRetry(path, flags|syscall.O_EXCL)
+		fresh = err != syscall.EEXIST
 	}
-	if err == syscall.EEXIST {
-		fresh = false
+	if !fresh {
 		fd, err = openRetry(path, flags)
 		if err == syscall.EACCES || err == syscall.EPERM {
 			if syscall.Unlink(path) == nil {
