@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -107,12 +108,21 @@ func BenchmarkDraft100k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// LEAKMAP_BENCH_LOG=1 logs the draft's steps (time, memory) to
+	// standard error: where the serial head and tail end.
+	var logger *slog.Logger
+	if os.Getenv("LEAKMAP_BENCH_LOG") != "" {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	b.ResetTimer()
 	before := processUsage()
 	var res *DraftResult
 	for i := 0; i < b.N; i++ {
 		var err error
-		res, err = Draft(context.Background(), db, nil, inc, dir, out, testAsOf)
+		if logger != nil {
+			logger.Debug("draft starts")
+		}
+		res, err = Draft(context.Background(), db, logger, inc, dir, out, testAsOf)
 		if err != nil {
 			b.Fatal(err)
 		}
