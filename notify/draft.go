@@ -293,6 +293,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	}
 	memwatch.Step(ctx, logger, "notify step", "step", "tenant notices drafted and checked", "notices", len(tenants))
 	checked := map[string]string{}
+	man.reserve(len(tenants) + 1) // and the regulator's
 	for i, t := range tenants {
 		row := res.Notices[i]
 		man.notices[row.File] = ownerKey(t.ID)

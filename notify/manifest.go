@@ -55,6 +55,15 @@ func newManifest() *manifest {
 	return &manifest{notices: map[string]string{}, numbers: map[string]numberSet{}, numberText: map[string]string{}, ids: idTable{fromClear: true}}
 }
 
+// reserve makes room for n more notices: at 100,000 the maps grown an
+// entry at a time were most of the serial step that records them.
+func (m *manifest) reserve(n int) {
+	if len(m.notices) == 0 && len(m.numberText) == 0 {
+		m.notices, m.numberText = make(map[string]string, n), make(map[string]string, n)
+	}
+	m.files = slices.Grow(m.files, n)
+}
+
 // addIdentifier records one identifier (tenant id, name, email, request id)
 // of a tenant.
 func (m *manifest) addIdentifier(x *hasher, tenantID, kind, value string) error {
