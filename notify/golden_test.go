@@ -107,6 +107,18 @@ func reqs(role, tier string, own bool, n int, ts time.Time) []requestRow {
 	return out
 }
 
+// twice is rows, each followed by the same request's row as exposed, of
+// the same tier (a request both affected and exposed).
+func twice(rows []requestRow) []requestRow {
+	var out []requestRow
+	for _, r := range rows {
+		e := r
+		e.Role, e.Own = "exposed", false
+		out = append(out, r, e)
+	}
+	return out
+}
+
 const customWording = `notices:
   en:
     data_categories: [support tickets, chat transcripts]
@@ -145,6 +157,10 @@ func TestTemplatesGolden(t *testing.T) {
 		// explained once, and whose response and request is said once.
 		{name: "both-probable", src: true, recv: true, rows: slices.Concat(reqs("affected", "probable", true, 2, day), reqs("affected", "confirmed", false, 1, day.Add(time.Hour)),
 			reqs("exposed", "probable", false, 3, day.Add(2*time.Hour)))},
+		// Requests with a row for each role: counted once in the text.
+		{name: "both-twice-1", src: true, recv: true, rows: slices.Concat(twice(reqs("affected", "probable", false, 1, day)), reqs("exposed", "probable", false, 1, day.Add(time.Hour)))},
+		{name: "both-twice", src: true, recv: true, rows: slices.Concat(twice(reqs("affected", "confirmed", false, 3, day)), reqs("affected", "probable", false, 2, day.Add(time.Hour)),
+			reqs("exposed", "probable", false, 1, gStart.Add(-3*time.Minute)))},
 		{name: "self", rows: reqs("affected", "none", true, 1, day)},
 		{name: "custom", custom: true, src: true, rows: reqs("exposed", "probable", false, 3, day)},
 	}

@@ -51,13 +51,16 @@ type tenantView struct {
 	SourceBreakdown, RecipientBreakdown string
 	OwnMatches                          bool // some affected request also read the tenant's own data
 
-	Attachment     string
-	AttachmentRows int
-	FirstTS        time.Time // span of the listed requests
-	LastTS         time.Time
-	BeforeWindow   int // listed requests received before the window
-	Columns        []term
-	Values         []termGroup
+	Attachment string
+	// The attachment's rows, and the requests they list: a request both
+	// affected and exposed has a row for each role (TwiceListed of them).
+	AttachmentRows, AttachmentRequests, TwiceListed int
+
+	FirstTS      time.Time // span of the listed requests
+	LastTS       time.Time
+	BeforeWindow int // listed requests received before the window
+	Columns      []term
+	Values       []termGroup
 
 	DataCategories  []string
 	Consequences    string

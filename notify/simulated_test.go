@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"database/sql"
+	"encoding/csv"
 	"fmt"
 	"github.com/leakmap/leakmap/ingest"
 	"path/filepath"
@@ -77,6 +78,7 @@ func TestSimulatedIncidents(t *testing.T) {
 			scanNotices(t, db, tenantDir, res)
 			checkOneLanguage(t, tenantDir, res)
 			checkStatedTiers(t, db, res)
+			checkListedCount(t, res)
 			t.Logf("%d notices; simulate+analysis+draft %v, scan %v", res.Drafted, t0.Sub(start), time.Since(t0))
 		})
 	}
@@ -319,4 +321,54 @@ func checkStatedTiers(t *testing.T, db *sql.DB, res *DraftResult) {
 			}
 		}
 	}
+}
+
+// checkListedCount holds each tenant notice's count of the attached
+// requests to the attachment itself: the distinct request ids, not its
+// rows (a request both affected and exposed has a row for each role), with
+// the span of their times, and the sentence on the requests with two rows
+// exactly when there are some.
+func checkListedCount(t *testing.T, res *DraftResult) {
+	t.Helper()
+	sawTwice := false
+	for _, n := range res.Notices {
+		if n.Kind != "tenant" {
+			continue
+		}
+		c := catalog.Get(n.Language)
+		p := decodeForTest(t, readOutbox(t, res.Outbox, n.File))
+		recs, err := csv.NewReader(strings.NewReader(p.attachment)).ReadAll()
+		if err != nil || len(recs) < 2 {
+			t.Fatalf("%s: attachment: %v (%d lines)", n.File, err, len(recs))
+		}
+		ids := map[string]bool{}
+		var first, last time.Time
+		for i, r := range recs[1:] {
+			ids[r[0]] = true
+			ts, err := time.Parse(time.RFC3339, r[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 || ts.Before(first) {
+				first = ts
+			}
+			if i == 0 || ts.After(last) {
+				last = ts
+			}
+		}
+		key := "tenant.file.intro"
+		if n.Roles == "self" {
+			key = "tenant.file.intro_self"
+		}
+		if want := c.MustT(key, "file", p.attachmentName, "n", len(ids), "first", first, "last", last); !strings.Contains(p.text, want) {
+			t.Errorf("%s: text lacks %q", n.File, want)
+		}
+		twice := len(recs) - 1 - len(ids)
+		sentence := c.MustT("tenant.file.twice", "n", max(twice, 1), "affected", c.MustT("role.affected"), "exposed", c.MustT("role.exposed"))
+		if strings.Contains(p.text, sentence) != (twice > 0) {
+			t.Errorf("%s: %d requests on two rows; text says %q: %v", n.File, twice, sentence, !(twice > 0))
+		}
+		sawTwice = sawTwice || twice > 0
+	}
+	t.Logf("a request with a row for each role: %v", sawTwice)
 }

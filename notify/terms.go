@@ -37,6 +37,8 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 		}
 	}
 	v.AttachmentRows = len(rows)
+	v.TwiceListed = twiceListed(rows, windowStart, &v.BeforeWindow)
+	v.AttachmentRequests = len(rows) - v.TwiceListed
 	v.SourceTier, v.SourceBreakdown, v.ExposedRequests = summarise(c, count["exposed"])
 	v.RecipientTier, v.RecipientBreakdown, v.AffectedRequests = summarise(c, count["affected"])
 
@@ -61,6 +63,42 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 		roles.Terms = append(roles.Terms, term{c.MustT("role." + role), c.MustT(meaning)})
 	}
 	v.Values = []termGroup{roles, tierTerms(c, count)}
+}
+
+// twiceListed counts the requests that have a row for each role (a
+// request whose response may hold another tenant's data, and whose own
+// data may then have reached another tenant), which the notice counts
+// once, and takes those received before windowStart off before (counted
+// once a row). A role lists a request once; the smaller role's ids are
+// held, not every row's: a large tenant has a million rows.
+func twiceListed(rows []requestRow, windowStart time.Time, before *int) int {
+	n := map[string]int{}
+	for _, r := range rows {
+		n[r.Role]++
+	}
+	small, other := "affected", "exposed"
+	if n["exposed"] < n["affected"] {
+		small, other = other, small
+	}
+	if n[small] == 0 {
+		return 0
+	}
+	ids := make(map[string]struct{}, n[small])
+	for _, r := range rows {
+		if r.Role == small {
+			ids[r.RequestID] = struct{}{}
+		}
+	}
+	twice := 0
+	for _, r := range rows {
+		if _, ok := ids[r.RequestID]; ok && r.Role == other {
+			twice++
+			if ts, err := time.Parse(time.RFC3339, r.TS); err == nil && ts.Before(windowStart) {
+				*before--
+			}
+		}
+	}
+	return twice
 }
 
 // tierTerms explains each tier of the attachment once. With one role the
