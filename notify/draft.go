@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/leakmap/leakmap/errs"
@@ -440,6 +442,25 @@ func rolesOf(t caseTenant) string {
 	}
 }
 
+// regulatorMeasures is the measures taken and, last, that every customer
+// concerned is notified, written as the items before it are (the
+// incident's own wording may start each with a capital and end it with a
+// full stop; leakmap's do neither).
+func regulatorMeasures(c *catalog.Catalog, taken []string) []string {
+	item := strings.TrimSuffix(c.MustT("regulator.measures.notify_all"), ".")
+	if n := len(taken); n > 0 {
+		last := strings.TrimSpace(taken[n-1])
+		if r, _ := utf8.DecodeRuneInString(last); unicode.IsUpper(r) {
+			f, fsize := utf8.DecodeRuneInString(item)
+			item = string(unicode.ToUpper(f)) + item[fsize:]
+		}
+		if strings.HasSuffix(last, ".") {
+			item += "."
+		}
+	}
+	return append(slices.Clip(taken), item)
+}
+
 type regulatorDraft struct {
 	IndexRow
 	eml  []byte
@@ -451,7 +472,7 @@ func draftRegulator(inc *incident.Incident, f *filing.Facts, lang string, from *
 		Contact: contact, ContactIsDPO: contactIsDPO, F: f,
 		LaunchedAt: inc.LaunchedAt, DiscoveredAt: inc.DiscoveredAt, AwareAt: inc.AwareAt, ContainedAt: inc.ContainedAt,
 		WindowStart: inc.WindowStart, WindowEnd: inc.WindowEnd, AsOf: f.AsOf,
-		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken,
+		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: regulatorMeasures(catalog.Get(lang), w.MeasuresTaken),
 		MeasuresPlanned: w.MeasuresPlanned, DelayReasons: w.DelayReasons}
 	if f.Late {
 		v.LateBy = catalog.Get(lang).Duration(f.LateBy)

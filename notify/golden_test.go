@@ -230,7 +230,7 @@ func goldenRegulatorView(lang string, late bool, counts int64, w filing.Wording)
 		Contact: "dpo@inference.example", ContactIsDPO: true, F: f,
 		LaunchedAt: &launched, DiscoveredAt: &gDisc, AwareAt: &gAware, ContainedAt: &gEnd,
 		WindowStart: gStart, WindowEnd: gEnd, AsOf: testAsOf,
-		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: w.MeasuresTaken, MeasuresPlanned: w.MeasuresPlanned, DelayReasons: w.DelayReasons}
+		DataCategories: w.DataCategories, Consequences: w.Consequences, MeasuresTaken: regulatorMeasures(catalog.Get(lang), w.MeasuresTaken), MeasuresPlanned: w.MeasuresPlanned, DelayReasons: w.DelayReasons}
 	if late {
 		v.AsOf = time.Date(2026, 9, 13, 12, 30, 0, 0, time.UTC)
 		f.AsOf, f.Late, f.LateBy = v.AsOf, true, v.AsOf.Sub(deadline)

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakmap/leakmap/internal/catalog"
 )
 
 // Each Art. 33(3)(a)-(d) field, the timeline and the 72-hour deadline are
@@ -114,5 +117,38 @@ func TestRegulatorDelayReasons(t *testing.T) {
 			mustNotContain(t, "text", p.text, tt.notWant)
 			mustContain(t, "html", p.html, strings.ReplaceAll(tt.want, "'", "&#39;"))
 		})
+	}
+}
+
+// The regulator notice's own measure is written as the incident's
+// measures before it are: a capital and a full stop when the last of them
+// has them, leakmap's lower case and no full stop otherwise; the
+// incident's list is not written into.
+func TestRegulatorMeasuresFollowTheList(t *testing.T) {
+	for _, lang := range languages {
+		c := catalog.Get(lang)
+		item := c.MustT("regulator.measures.notify_all")
+		lower, upper := item, strings.ToUpper(item[:1])+item[1:]
+		for _, tc := range []struct {
+			taken []string
+			want  string
+		}{
+			{nil, lower},
+			{[]string{"the model was withdrawn"}, lower},
+			{[]string{"Model withdrawn on 9 September 2026."}, upper + "."},
+			{[]string{"Model withdrawn"}, upper},
+			{[]string{"the model was withdrawn."}, lower + "."},
+			{[]string{"Model withdrawn.", "fix deployed"}, lower},
+			{[]string{"Élément retiré."}, upper + "."},
+		} {
+			backing := append(make([]string, 0, len(tc.taken)+1), tc.taken...)
+			got := regulatorMeasures(c, backing)
+			if len(got) != len(tc.taken)+1 || got[len(got)-1] != tc.want || !slices.Equal(got[:len(tc.taken)], tc.taken) {
+				t.Errorf("%s %q: got %q, want the list then %q", lang, tc.taken, got, tc.want)
+			}
+			if backing[:cap(backing)][len(tc.taken)] != "" {
+				t.Errorf("%s %q: the incident's list was written into", lang, tc.taken)
+			}
+		}
 	}
 }
