@@ -248,3 +248,28 @@ func TestEMLGolden(t *testing.T) {
 	}
 	golden(t, "index.csv", readOutbox(t, res.Outbox, IndexName))
 }
+
+// The attachment's requests are counted once however many roles list
+// them, and the ones received before the window once too, whichever role
+// lists fewer.
+func TestDescribeRequestsCountsEachRequestOnce(t *testing.T) {
+	day := time.Date(2026, 9, 1, 10, 0, 0, 0, time.UTC)
+	early := gStart.Add(-time.Hour)
+	for _, tc := range []struct {
+		name                              string
+		rows                              []requestRow
+		rowsN, requests, twice, beforeWin int
+	}{
+		{"one role", reqs("exposed", "probable", false, 3, day), 3, 3, 0, 0},
+		{"affected fewer", slices.Concat(twice(reqs("affected", "probable", false, 2, day)), reqs("exposed", "probable", false, 4, day.Add(time.Hour))), 8, 6, 2, 0},
+		{"exposed fewer", slices.Concat(twice(reqs("affected", "probable", false, 1, day)), reqs("affected", "confirmed", false, 4, day.Add(time.Hour))), 6, 5, 1, 0},
+		{"before the window", slices.Concat(twice(reqs("affected", "probable", false, 2, early)), reqs("exposed", "probable", false, 1, early)), 5, 3, 2, 3},
+	} {
+		v := baseTenantView(t, "en", mustIncident())
+		describeRequests(catalog.Get("en"), &v, tc.rows, gStart)
+		if v.AttachmentRows != tc.rowsN || v.AttachmentRequests != tc.requests || v.TwiceListed != tc.twice || v.BeforeWindow != tc.beforeWin {
+			t.Errorf("%s: rows %d, requests %d, twice %d, before %d; want %d, %d, %d, %d", tc.name,
+				v.AttachmentRows, v.AttachmentRequests, v.TwiceListed, v.BeforeWindow, tc.rowsN, tc.requests, tc.twice, tc.beforeWin)
+		}
+	}
+}
