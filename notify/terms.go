@@ -74,18 +74,20 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 // held, sorted, not every row's in a map: a large tenant has a million
 // rows (16 bytes an id here, the rows' own strings).
 func twiceListed(rows []requestRow, windowStart time.Time, before *int) int {
-	n := map[string]int{}
+	affected := 0
 	for _, r := range rows {
-		n[r.Role]++
+		if r.Role == "affected" {
+			affected++
+		}
 	}
-	small, other := "affected", "exposed"
-	if n["exposed"] < n["affected"] {
-		small, other = other, small
+	small, other, n := "affected", "exposed", affected
+	if exposed := len(rows) - affected; exposed < affected {
+		small, other, n = other, small, exposed
 	}
-	if n[small] == 0 {
+	if n == 0 {
 		return 0
 	}
-	ids := make([]string, 0, n[small])
+	ids := make([]string, 0, n)
 	for _, r := range rows {
 		if r.Role == small {
 			ids = append(ids, r.RequestID)
