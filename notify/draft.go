@@ -447,7 +447,7 @@ func rolesOf(t caseTenant) string {
 // incident's own wording may start each with a capital and end it with a
 // full stop; leakmap's do neither).
 func regulatorMeasures(c *catalog.Catalog, taken []string) []string {
-	item := strings.TrimSuffix(c.MustT("regulator.measures.notify_all"), ".")
+	item := c.MustT("regulator.measures.notify_all")
 	if n := len(taken); n > 0 {
 		last := strings.TrimSpace(taken[n-1])
 		if r, _ := utf8.DecodeRuneInString(last); unicode.IsUpper(r) {

@@ -370,5 +370,7 @@ func checkListedCount(t *testing.T, res *DraftResult) {
 		}
 		sawTwice = sawTwice || twice > 0
 	}
-	t.Logf("a request with a row for each role: %v", sawTwice)
+	if !sawTwice {
+		t.Error("no notice lists a request with a row for each role: the count of such requests went untested")
+	}
 }

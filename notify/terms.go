@@ -38,8 +38,10 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 		}
 	}
 	v.AttachmentRows = len(rows)
-	v.TwiceListed = twiceListed(rows, windowStart, &v.BeforeWindow)
+	twiceBefore := 0
+	v.TwiceListed, twiceBefore = twiceListed(rows, windowStart)
 	v.AttachmentRequests = len(rows) - v.TwiceListed
+	v.BeforeWindow -= twiceBefore // counted above once a row
 	v.SourceTier, v.SourceBreakdown, v.ExposedRequests = summarise(c, count["exposed"])
 	v.RecipientTier, v.RecipientBreakdown, v.AffectedRequests = summarise(c, count["affected"])
 
@@ -69,11 +71,11 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 // twiceListed counts the requests that have a row for each role (a
 // request whose response may hold another tenant's data, and whose own
 // data may then have reached another tenant), which the notice counts
-// once, and takes those received before windowStart off before (counted
-// once a row). A role lists a request once; the smaller role's ids are
-// held, sorted, not every row's in a map: a large tenant has a million
-// rows (16 bytes an id here, the rows' own strings).
-func twiceListed(rows []requestRow, windowStart time.Time, before *int) int {
+// once, and how many of them were received before windowStart. A role
+// lists a request once; the smaller role's ids are held, sorted, not
+// every row's in a map: a large tenant has a million rows (16 bytes an id
+// here, the rows' own strings).
+func twiceListed(rows []requestRow, windowStart time.Time) (twice, before int) {
 	affected := 0
 	for _, r := range rows {
 		if r.Role == "affected" {
@@ -85,7 +87,7 @@ func twiceListed(rows []requestRow, windowStart time.Time, before *int) int {
 		small, other, n = other, small, exposed
 	}
 	if n == 0 {
-		return 0
+		return 0, 0
 	}
 	ids := make([]string, 0, n)
 	for _, r := range rows {
@@ -94,7 +96,6 @@ func twiceListed(rows []requestRow, windowStart time.Time, before *int) int {
 		}
 	}
 	slices.Sort(ids)
-	twice := 0
 	for _, r := range rows {
 		if r.Role != other {
 			continue
@@ -102,11 +103,11 @@ func twiceListed(rows []requestRow, windowStart time.Time, before *int) int {
 		if _, ok := slices.BinarySearch(ids, r.RequestID); ok {
 			twice++
 			if ts, err := time.Parse(time.RFC3339, r.TS); err == nil && ts.Before(windowStart) {
-				*before--
+				before++
 			}
 		}
 	}
-	return twice
+	return twice, before
 }
 
 // tierTerms explains each tier of the attachment once. With one role the
