@@ -185,6 +185,9 @@ type Notices struct {
 
 // Wording is one language's custom wording; empty fields are not given.
 type Wording struct {
+	// Title is the case's title in this language, for the Regulator sheet
+	// (the top-level title is the report's, and counts as English).
+	Title           string
 	DataCategories  []string
 	Consequences    string
 	MeasuresTaken   []string
@@ -195,11 +198,16 @@ type Wording struct {
 }
 
 // WordingKeys are the incident file's names of the wording fields, in order.
-var WordingKeys = []string{"data_categories", "consequences", "measures_taken", "measures_planned", "delay_reasons"}
+var WordingKeys = []string{"title", "data_categories", "consequences", "measures_taken", "measures_planned", "delay_reasons"}
+
+// RegulatorOnly reports whether a wording key is written in the regulator's
+// filing alone (the Regulator sheet's title, a late notice's reasons), so
+// that only the regulator notice's language needs it.
+func RegulatorOnly(key string) bool { return key == "title" || key == "delay_reasons" }
 
 // Keys lists the wording keys w sets, in WordingKeys order.
 func (w Wording) Keys() []string {
-	set := []bool{len(w.DataCategories) > 0, w.Consequences != "", len(w.MeasuresTaken) > 0, len(w.MeasuresPlanned) > 0, w.DelayReasons != ""}
+	set := []bool{w.Title != "", len(w.DataCategories) > 0, w.Consequences != "", len(w.MeasuresTaken) > 0, len(w.MeasuresPlanned) > 0, w.DelayReasons != ""}
 	var out []string
 	for i, k := range WordingKeys {
 		if set[i] {
@@ -213,6 +221,7 @@ func (w Wording) Keys() []string {
 var NoticeLanguages = []string{"en", "fr"}
 
 type rawWording struct {
+	Title           string   `yaml:"title"`
 	DataCategories  []string `yaml:"data_categories"`
 	Consequences    string   `yaml:"consequences"`
 	MeasuresTaken   []string `yaml:"measures_taken"`
@@ -224,7 +233,7 @@ func (r *rawWording) wording() Wording {
 	if r == nil {
 		return Wording{}
 	}
-	return Wording{DataCategories: r.DataCategories, Consequences: strings.TrimSpace(r.Consequences),
+	return Wording{Title: strings.TrimSpace(r.Title), DataCategories: r.DataCategories, Consequences: strings.TrimSpace(r.Consequences),
 		MeasuresTaken: r.MeasuresTaken, MeasuresPlanned: r.MeasuresPlanned, DelayReasons: strings.TrimSpace(r.DelayReasons)}
 }
 
@@ -263,6 +272,7 @@ type rawFile struct {
 	} `yaml:"provider"`
 	Notices struct {
 		// Wording keys directly under notices: English.
+		Title            string      `yaml:"title"`
 		DataCategories   []string    `yaml:"data_categories"`
 		Consequences     string      `yaml:"consequences"`
 		MeasuresTaken    []string    `yaml:"measures_taken"`
@@ -435,7 +445,7 @@ func Parse(data []byte, dir string) (*Incident, error) {
 		Wording:          map[string]Wording{},
 	}
 	n := raw.Notices
-	top := (&rawWording{n.DataCategories, n.Consequences, n.MeasuresTaken, n.MeasuresPlanned, n.DelayReasons}).wording()
+	top := (&rawWording{n.Title, n.DataCategories, n.Consequences, n.MeasuresTaken, n.MeasuresPlanned, n.DelayReasons}).wording()
 	for lang, r := range map[string]*rawWording{"en": raw.Notices.En, "fr": raw.Notices.Fr} {
 		if w := r.wording(); len(w.Keys()) > 0 {
 			inc.Notices.Wording[lang] = w

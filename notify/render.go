@@ -551,7 +551,7 @@ func CheckWording(inc *incident.Incident, dir *Directory) error {
 
 // checkWording refuses custom wording that leaves out a language the
 // outbox needs: every language that has notices must give the keys any
-// language gives (delay_reasons only in the regulator notice's language),
+// language gives (title and delay_reasons only in the regulator notice's language),
 // never filled from another language. need counts tenants per language,
 // who names them (for the message); the regulator notice is in regLang.
 func checkWording(inc *incident.Incident, need map[string]int, regLang, who string) error {
@@ -578,16 +578,18 @@ func checkWording(inc *incident.Incident, need map[string]int, regLang, who stri
 			have[k] = true
 		}
 		var missing []string
+		tenantsNeed := false // a missing key is written in tenant notices too
 		for _, k := range incident.WordingKeys {
-			if given[k] && !have[k] && (k != "delay_reasons" || l == regLang) {
+			if given[k] && !have[k] && (!incident.RegulatorOnly(k) || l == regLang) {
 				missing = append(missing, k)
+				tenantsNeed = tenantsNeed || !incident.RegulatorOnly(k)
 			}
 		}
 		if len(missing) == 0 {
 			continue
 		}
 		var users []string
-		if need[l] > 0 {
+		if need[l] > 0 && tenantsNeed {
 			users = append(users, fmt.Sprintf("%d %s", need[l], who))
 		}
 		if l == regLang {

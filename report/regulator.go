@@ -44,7 +44,7 @@ func regulatorFields(d *caseData) ([]RegField, error) {
 
 	add("notification", "filing_type", c.MustT("filing."+f.Filing), "Art. 33(4)")
 	add("notification", "reference", inc.ID, "")
-	add("notification", "title", inc.Title, "")
+	add("notification", "title", w.Title, "")
 	add("notification", "as_of", d.asOf, "")
 
 	org := inc.Provider.Name

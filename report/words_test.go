@@ -105,6 +105,15 @@ func TestPageLanguages(t *testing.T) {
 			t.Errorf("Regulator section holds the English %q", w)
 		}
 	}
+	// The incident's title is English (the report's): the section gives
+	// leakmap's French title instead, the incident file giving no
+	// notices.fr.title.
+	if slices.Contains(tds, inc.Title) {
+		t.Errorf("Regulator section holds the English title %q", inc.Title)
+	}
+	if w := fr.MustT("wording.title", "models", "glm-5.3"); !slices.Contains(tds, w) {
+		t.Errorf("Regulator section lacks the French title %q", w)
+	}
 	if !slices.Contains(tds, fr.MustT("sheet.basis_case")) {
 		t.Errorf("Regulator section lacks the French basis %q", fr.MustT("sheet.basis_case"))
 	}

@@ -53,6 +53,7 @@ type incidentFile struct {
 
 // wording is one language's notices wording.
 type wording struct {
+	Title           string   `yaml:"title"`
 	DataCategories  []string `yaml:"data_categories,flow"`
 	Consequences    string   `yaml:"consequences"`
 	MeasuresTaken   []string `yaml:"measures_taken"`
@@ -99,6 +100,7 @@ func (g *generator) incident() incidentFile {
 	inc.Provider.DPOEmail, inc.Provider.Country = "dpo@nimbus-inference.example", "FR"
 	n := &inc.Notices
 	n.En = wording{
+		Title:          inc.Title,
 		DataCategories: []string{"prompt text", "generated text"},
 		Consequences:   fmt.Sprintf("Parts of prompts sent to %s may have appeared in answers returned to other customers of the service.", modelNames[modelInScope]),
 		MeasuresTaken: []string{
@@ -111,6 +113,7 @@ func (g *generator) incident() incidentFile {
 		},
 	}
 	n.Fr = wording{
+		Title:          fmt.Sprintf("Données d'autres clients dans les réponses de %s (simulation)", modelNames[modelInScope]),
 		DataCategories: []string{"texte des requêtes", "texte généré"},
 		Consequences:   fmt.Sprintf("Des extraits de requêtes adressées à %s ont pu apparaître dans des réponses renvoyées à d'autres clients du service.", modelNames[modelInScope]),
 		MeasuresTaken: []string{

@@ -118,28 +118,35 @@ provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com
 
 // Custom wording in English only, with a French tenant and a French
 // regulator notice: notify draft refuses it (exit 2), naming the language,
-// the keys and how many notices need it, and writes nothing.
+// the keys and which notices need them, and writes nothing. A title is
+// written in the regulator's filing alone: only the regulator needs it.
 func TestNotifyDraftRefusesMissingLanguage(t *testing.T) {
-	dir := t.TempDir()
-	dbPath, incPath := sqlCase(t, dir, notifyFixture, `id: WAI-T
+	for _, tc := range []struct{ name, notices, want string }{
+		{"tenant keys", "notices:\n  consequences: Parts of prompts may have reached another customer.\n  measures_taken: [model withdrawn]\n",
+			"notices.fr lacks consequences, measures_taken, needed by 1 tenant notice(s) and the regulator notice in fr"},
+		{"title", "notices:\n  en: {title: Cross-tenant data in glm-5.3 responses}\n",
+			"notices.fr lacks title, needed by the regulator notice in fr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			dbPath, incPath := sqlCase(t, dir, notifyFixture, `id: WAI-T
 models: [glm-5.3]
 window: {start: 2026-08-27T00:00:00Z, end: 2026-09-09T14:00:00Z}
 aware_at: 2026-09-09T10:00:00Z
 as_of: 2026-09-10T09:00:00Z
 capacity: {prefill_pool_tokens: 681280, decode_pool_tokens: 3200000}
 provider: {name: Example, email: notices@example.com, dpo_email: dpo@example.com, country: FR}
-notices:
-  consequences: Parts of prompts may have reached another customer.
-  measures_taken: [model withdrawn]
-`)
-	tenants := filepath.Join(dir, "tenants.csv")
-	os.WriteFile(tenants, []byte("tenant_id,name,email,language,jurisdiction\nt-alpha,Alpha,a@alpha.example,fr,FR\nt-gamma,Gamma,g@gamma.example,en,DE\n"), 0o644)
-	outbox := filepath.Join(dir, "outbox")
-	code, out, errOut := runCLI(t, "notify", "draft", "--db", dbPath, "--incident", incPath, "--tenants", tenants, "--out", outbox)
-	if code != 2 || !strings.Contains(errOut, "notices.fr lacks consequences, measures_taken, needed by 1 tenant notice(s) and the regulator notice in fr") {
-		t.Fatalf("draft: exit %d, want 2 naming fr\n%s\n%s", code, out, errOut)
-	}
-	if entries, _ := os.ReadDir(outbox); len(entries) != 0 {
-		t.Errorf("a refused draft wrote %d files", len(entries))
+`+tc.notices)
+			tenants := filepath.Join(dir, "tenants.csv")
+			os.WriteFile(tenants, []byte("tenant_id,name,email,language,jurisdiction\nt-alpha,Alpha,a@alpha.example,fr,FR\nt-gamma,Gamma,g@gamma.example,en,DE\n"), 0o644)
+			outbox := filepath.Join(dir, "outbox")
+			code, out, errOut := runCLI(t, "notify", "draft", "--db", dbPath, "--incident", incPath, "--tenants", tenants, "--out", outbox)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("draft: exit %d, want 2 and %q\n%s\n%s", code, tc.want, out, errOut)
+			}
+			if entries, _ := os.ReadDir(outbox); len(entries) != 0 {
+				t.Errorf("a refused draft wrote %d files", len(entries))
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 // Wording is one language's words for the parts the incident file may set.
 type Wording struct {
+	Title           string // the Regulator sheet's
 	DataCategories  []string
 	Consequences    string
 	MeasuresTaken   []string
@@ -36,6 +37,12 @@ func WordingFor(lang string, inc *incident.Incident) (Wording, error) {
 	}
 	w := Wording{DataCategories: c.List("wording.data_categories"), Consequences: OneLine(c.MustT("wording.consequences")),
 		MeasuresPlanned: c.List("wording.measures_planned"), DelayReasons: OneLine(c.MustT("wording.delay_reasons"))}
+	// The top-level title is the report's, in English like the rest of it:
+	// another language's sheet has a title of that language or leakmap's.
+	w.Title = OneLine(inc.Title)
+	if lang != "en" || w.Title == "" {
+		w.Title = c.MustT("wording.title", "models", strings.Join(inc.Models, c.MustT("common.list_sep")))
+	}
 	if inc.ContainedAt != nil {
 		w.MeasuresTaken, err = c.ListT("wording.measures_taken", "contained", *inc.ContainedAt)
 	} else {
@@ -46,6 +53,9 @@ func WordingFor(lang string, inc *incident.Incident) (Wording, error) {
 	}
 	n := inc.Notices.Wording[lang]
 	w.Custom = n.Keys()
+	if n.Title != "" {
+		w.Title = OneLine(n.Title)
+	}
 	if len(n.DataCategories) > 0 {
 		w.DataCategories = n.DataCategories
 	}
