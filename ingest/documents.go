@@ -133,7 +133,7 @@ func readDocumentLines(ctx context.Context, first []byte, firstLine int64, lr *l
 		if err := yield(first, firstLine); err != nil {
 			return err
 		}
-		return nonBlankLinesFrom(ctx, lr, long, yield)
+		return nonBlankLinesFrom(ctx, lr, false, long, yield)
 	}
 	work := func(b []byte, line int64) docOutcome {
 		if why := long.reason(line); why != "" {
@@ -167,9 +167,10 @@ func emitOutcomes(outs []outcome, id *int64, s rowAtSink) error {
 	return nil
 }
 
-// nonBlankLinesFrom yields the rest of lr's non-blank lines; one over the
-// limit is yielded (its first bytes) and recorded in long.
-func nonBlankLinesFrom(ctx context.Context, lr *lineReader, long *longLines, yield func([]byte, int64) error) error {
+// nonBlankLinesFrom yields the rest of lr's non-blank lines (nonBlankLines,
+// bom included, from wherever lr is); one over the limit is yielded (its
+// first bytes) and recorded in long.
+func nonBlankLinesFrom(ctx context.Context, lr *lineReader, bom bool, long *longLines, yield func([]byte, int64) error) error {
 	for {
 		b, line, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -187,6 +188,9 @@ func nonBlankLinesFrom(ctx context.Context, lr *lineReader, long *longLines, yie
 		}
 		if line%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if bom {
+			b = trimBOM(b, line)
 		}
 		if isBlank(b) {
 			continue

@@ -50,35 +50,7 @@ func readJSONL(ctx context.Context, r io.Reader, max int, m *Mapping, inst fileI
 // A line over max is yielded (its first bytes) and recorded in long.
 func nonBlankLines(ctx context.Context, r io.Reader, bom bool, max int, long *longLines) func(yield func([]byte, int64) error) error {
 	return func(yield func([]byte, int64) error) error {
-		lr := newLineReader(r, max)
-		for {
-			b, line, err := lr.next()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if le := (*longLineError)(nil); errors.As(err, &le) {
-				long.add(le)
-				if err := yield(b, line); err != nil {
-					return err
-				}
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if line%4096 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if bom {
-				b = trimBOM(b, line)
-			}
-			if isBlank(b) {
-				continue
-			}
-			if err := yield(b, line); err != nil {
-				return err
-			}
-		}
+		return nonBlankLinesFrom(ctx, newLineReader(r, max), bom, long, yield)
 	}
 }
 
