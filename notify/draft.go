@@ -196,7 +196,7 @@ func Draft(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 	for _, t := range tenants {
 		need[tenantLanguage(dir, t.ID)]++
 	}
-	if err := checkWording(inc, need, regLang, "tenant notice(s)"); err != nil {
+	if err := filing.CheckWording(inc, need, "tenant notice(s)"); err != nil {
 		return nil, err
 	}
 	wordings := map[string]filing.Wording{}

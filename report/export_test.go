@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/leakmap/leakmap/errs"
+	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/internal/catalog"
 	"github.com/leakmap/leakmap/internal/filing"
 )
@@ -245,4 +248,25 @@ func unzipAll(t *testing.T, b []byte) []string {
 		out = append(out, readZipPart(t, zf))
 	}
 	return out
+}
+
+// Custom wording in English only, with the provider in France: the
+// Regulator sheet is French and would have to fill the measures from
+// leakmap's own words, so the report stops (exit 2) before it writes a
+// file, as notify draft does.
+func TestWriteRefusesWordingItsSheetLacks(t *testing.T) {
+	db, inc := newCase(t)
+	inc.Notices.Wording = map[string]incident.Wording{"en": {MeasuresTaken: []string{"Model withdrawn."}}}
+	out := filepath.Join(t.TempDir(), "out")
+	_, err := Write(context.Background(), db, nil, inc, out, testAsOf)
+	if !errors.Is(err, errs.ErrUsage) || !strings.Contains(err.Error(), "notices.fr lacks measures_taken") {
+		t.Fatalf("got %v, want a usage error naming notices.fr", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the refused report made %s (%v)", out, err)
+	}
+	inc.Notices.Wording["fr"] = incident.Wording{MeasuresTaken: []string{"Modèle retiré."}}
+	if _, err := Write(context.Background(), db, nil, inc, out, testAsOf); err != nil {
+		t.Fatalf("both languages given: %v", err)
+	}
 }

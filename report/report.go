@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/leakmap/leakmap/incident"
+	"github.com/leakmap/leakmap/internal/filing"
 )
 
 // Result lists what Write produced.
@@ -44,6 +45,12 @@ func Write(ctx context.Context, db *sql.DB, logger *slog.Logger, inc *incident.I
 		logger = slog.New(slog.DiscardHandler)
 	}
 	asOf = asOf.UTC()
+	// The Regulator sheet states the regulator notice's facts in its
+	// words: custom wording its language lacks stops the report as it
+	// stops the draft, rather than leakmap's own words standing in.
+	if err := filing.CheckWording(inc, nil, ""); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}

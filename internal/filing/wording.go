@@ -1,8 +1,11 @@
 package filing
 
 import (
+	"fmt"
+	"sort"
 	"strings"
 
+	"github.com/leakmap/leakmap/errs"
 	"github.com/leakmap/leakmap/incident"
 	"github.com/leakmap/leakmap/internal/catalog"
 )
@@ -82,3 +85,60 @@ func WordingFor(lang string, inc *incident.Incident) (Wording, error) {
 // OneLine folds a value's line breaks into spaces: the notice markup is
 // line-based, and a value never starts a block of its own.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// CheckWording refuses custom wording that leaves out a language the
+// notices need (exit 2): every language that has notices must give the keys
+// any language gives (title and delay_reasons only in the regulator
+// notice's language), never filled from another language. need counts
+// tenant notices per language (nil: the regulator's filing alone, as the
+// report's Regulator sheet), who names them (for the message).
+func CheckWording(inc *incident.Incident, need map[string]int, who string) error {
+	regLang := Language(inc)
+	given := map[string]bool{}
+	for _, w := range inc.Notices.Wording {
+		for _, k := range w.Keys() {
+			given[k] = true
+		}
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	langs := []string{regLang}
+	for l := range need {
+		if l != regLang {
+			langs = append(langs, l)
+		}
+	}
+	sort.Strings(langs)
+	var problems []string
+	for _, l := range langs {
+		have := map[string]bool{}
+		for _, k := range inc.Notices.Wording[l].Keys() {
+			have[k] = true
+		}
+		var missing []string
+		tenantsNeed := false // a missing key is written in tenant notices too
+		for _, k := range incident.WordingKeys {
+			if given[k] && !have[k] && (!incident.RegulatorOnly(k) || l == regLang) {
+				missing = append(missing, k)
+				tenantsNeed = tenantsNeed || !incident.RegulatorOnly(k)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		var users []string
+		if need[l] > 0 && tenantsNeed {
+			users = append(users, fmt.Sprintf("%d %s", need[l], who))
+		}
+		if l == regLang {
+			users = append(users, "the regulator notice")
+		}
+		problems = append(problems, fmt.Sprintf("notices.%s lacks %s, needed by %s in %s", l, strings.Join(missing, ", "), strings.Join(users, " and "), l))
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return errs.Usage("incident %s: custom notice wording leaves out a language the notices need (%s): give the same keys in every language, or none for leakmap's own words",
+		inc.Path, strings.Join(problems, "; "))
+}
