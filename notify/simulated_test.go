@@ -307,7 +307,10 @@ func checkStatedTiers(t *testing.T, db *sql.DB, res *DraftResult) {
 			side := map[string]string{"exposed": "source", "affected": "recipient"}[role]
 			requests, breakdown := c.MustT("tenant.requests", "n", total), strings.Join(parts, c.MustT("common.list_sep"))
 			want := c.MustT("tenant.recipient.strength_unknown", "requests", requests, "breakdown", breakdown)
-			if strongest != "" {
+			switch {
+			case strongest != "" && len(parts) == 1: // every request has the strongest tier
+				want = c.MustT("tenant.strength_all", "n", total, "tier", c.MustT("tier."+strongest))
+			case strongest != "":
 				want = c.MustT("tenant."+side+".strength", "tier", c.MustT("tier."+strongest), "requests", requests, "breakdown", breakdown)
 			}
 			if !strings.Contains(p.text, want) {

@@ -151,7 +151,9 @@ func ownMeaning(c *catalog.Catalog, affected, exposed bool) string {
 }
 
 // summarise gives the strongest cross-tenant tier of one role's requests,
-// their count per tier in words, and their number.
+// their count per tier in words (empty when the strongest tier is every
+// request's: the notice says so instead of counting them twice), and their
+// number.
 func summarise(c *catalog.Catalog, byTier map[string]int) (strongest, breakdown string, n int) {
 	var parts []string
 	for _, t := range tierOrder {
@@ -164,6 +166,9 @@ func summarise(c *catalog.Catalog, byTier map[string]int) (strongest, breakdown 
 			strongest = t
 		}
 		parts = append(parts, c.MustT("tier_count."+t, "n", k))
+	}
+	if len(parts) == 1 && strongest != "" {
+		return strongest, "", n
 	}
 	for i, p := range parts {
 		if i > 0 {
