@@ -44,7 +44,8 @@ type tenantView struct {
 	ExposedRequests             int
 	AffectedRequests            int
 	// The strongest cross-tenant tier per role ("" when none), and the
-	// requests counted per tier ("2 confirmed, 18 probable").
+	// requests counted per tier ("2 confirmed, 18 probable"; "" when the
+	// strongest tier is every request's).
 	SourceTier, RecipientTier           string
 	SourceBreakdown, RecipientBreakdown string
 	OwnMatches                          bool // some affected request also read the tenant's own data
