@@ -80,7 +80,7 @@ func TestCompiledRenderMatchesTextTemplate(t *testing.T) {
 			}
 			describeRequests(c, &v, rows, gStart)
 			if rng.IntN(2) == 0 { // the counts and tiers apart from the rows
-				v.ExposedRequests, v.AffectedRequests, v.AttachmentRows, v.BeforeWindow = count(), count(), count(), count()
+				v.ExposedRequests, v.AffectedRequests, v.BeforeWindow = count(), count(), count()
 				v.AttachmentRequests, v.TwiceListed = count(), count()
 				v.SourceTier, v.RecipientTier = pick(tiers...), pick(tiers...)
 				v.OwnMatches = rng.IntN(2) == 0

@@ -51,9 +51,9 @@ type tenantView struct {
 	OwnMatches                          bool // some affected request also read the tenant's own data
 
 	Attachment string
-	// The attachment's rows, and the requests they list: a request both
-	// affected and exposed has a row for each role (TwiceListed of them).
-	AttachmentRows, AttachmentRequests, TwiceListed int
+	// The requests the attachment lists: a request both affected and
+	// exposed has a row for each role (TwiceListed of them).
+	AttachmentRequests, TwiceListed int
 
 	FirstTS      time.Time // span of the listed requests
 	LastTS       time.Time

@@ -37,10 +37,8 @@ func describeRequests(c *catalog.Catalog, v *tenantView, rows []requestRow, wind
 			}
 		}
 	}
-	v.AttachmentRows = len(rows)
-	twiceBefore := 0
-	v.TwiceListed, twiceBefore = twiceListed(rows, windowStart)
-	v.AttachmentRequests = len(rows) - v.TwiceListed
+	twice, twiceBefore := twiceListed(rows, windowStart)
+	v.TwiceListed, v.AttachmentRequests = twice, len(rows)-twice
 	v.BeforeWindow -= twiceBefore // counted above once a row
 	v.SourceTier, v.SourceBreakdown, v.ExposedRequests = summarise(c, count["exposed"])
 	v.RecipientTier, v.RecipientBreakdown, v.AffectedRequests = summarise(c, count["affected"])
